@@ -1,0 +1,46 @@
+"""Chunkers keyed by immutable version label.
+
+Entries are import paths, so listing labels imports nothing heavy and a worker only loads
+the chunkers it runs. A label, once registered, is never removed or repointed at code
+with different output: a change in output is a new label (see docs/versioning.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.errors import UnknownChunkerError
+
+__all__ = ["DEFAULT_LABELS_BY_MEDIA_TYPE", "get_chunker", "registered_labels"]
+
+_REGISTRY: dict[str, str] = {
+    "md-heading-v1": "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
+    "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
+}
+
+#: Which labels a pipeline run applies when the user names none.
+DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
+    "text/markdown": ("md-heading-v1",),
+    "text/plain": ("md-heading-v1",),
+    "application/pdf": ("pdf-page-v1",),
+}
+
+
+def registered_labels() -> list[str]:
+    """Every registered label, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get_chunker(label: str) -> Chunker:
+    """A fresh chunker instance for ``label``; unknown labels get a one-sentence error."""
+    target = _REGISTRY.get(label)
+    if target is None:
+        raise UnknownChunkerError(
+            f"unknown chunker label {label!r}; registered labels are: "
+            f"{', '.join(registered_labels())}."
+        )
+    module_name, _, attr = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), attr)
+    chunker: Chunker = cls()
+    return chunker

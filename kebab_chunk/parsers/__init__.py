@@ -1,0 +1,6 @@
+"""Parsers (one module per media type) and their registry."""
+
+from kebab_chunk.parsers.base import ParseLimits, Parser
+from kebab_chunk.parsers.registry import detect_media_type, get_parser, parse_document
+
+__all__ = ["ParseLimits", "Parser", "detect_media_type", "get_parser", "parse_document"]

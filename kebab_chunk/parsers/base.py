@@ -1,0 +1,54 @@
+"""The parser protocol, parse limits, and helpers every parser shares.
+
+A parser turns one document's raw bytes into a :class:`CanonicalDocument`. It is side-effect
+free (no files, no network, no global state), so the pipeline can run it under a time
+budget or in a subprocess and simply discard it on timeout.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol
+
+from kebab_chunk.model import CanonicalDocument
+from kebab_chunk.model.ids import block_id
+
+__all__ = ["BlockIds", "ParseLimits", "Parser"]
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """Documented ceilings; a document beyond one becomes an error row, not a hang."""
+
+    max_pages: int = 2000
+    max_blocks: int = 200_000
+    max_nesting: int = 64
+    time_budget_s: float = 60.0
+
+
+class Parser(Protocol):
+    """Turns bytes of one media type into a CanonicalDocument."""
+
+    #: Immutable parser version label, e.g. ``md-mistune-v1``.
+    version: str
+    #: Media types this parser handles.
+    media_types: tuple[str, ...]
+
+    def parse(
+        self, raw: bytes, source_uri: str, limits: ParseLimits = ParseLimits()
+    ) -> CanonicalDocument: ...
+
+
+class BlockIds:
+    """Allocates content-addressed block ids with the per-(kind, text) occurrence counter."""
+
+    def __init__(self, doc_id: str) -> None:
+        self._doc_id = doc_id
+        self._seen: Counter[tuple[str, str]] = Counter()
+
+    def next(self, kind: str, text: str) -> str:
+        key = (kind, text)
+        occurrence = self._seen[key]
+        self._seen[key] += 1
+        return block_id(self._doc_id, kind, text, occurrence)

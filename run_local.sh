@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One entry point for people and CI. It bootstraps .venv from the pinned constraints itself.
+#   ./run_local.sh          run the Beam pipeline on the DirectRunner over fixtures/corpus/
+#   ./run_local.sh test     run the whole test suite (lint, types, pytest)
+#   ./run_local.sh bench    run the benchmarks (never part of the test suite)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=.venv
+PY="$VENV/bin/python"
+STAMP="$VENV/.kebab-installed"
+
+bootstrap() {
+  if [ ! -x "$PY" ]; then
+    python3 -m venv "$VENV"
+  fi
+  # Reinstall only when the pins or the project metadata changed.
+  local want
+  want=$(cat constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
+    "$PY" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
+    echo "$want" > "$STAMP"
+  fi
+}
+
+cmd="${1:-run}"
+[ $# -gt 0 ] && shift
+bootstrap
+export PATH="$PWD/$VENV/bin:$PATH"
+
+case "$cmd" in
+  run)
+    "$PY" -m kebab_chunk.cli run --input fixtures/corpus --output out/local --overwrite "$@"
+    ;;
+  test)
+    "$PY" -m ruff check kebab_chunk pipelines tests benchmarks
+    "$PY" -m mypy
+    "$PY" -m pytest -q "$@"
+    ;;
+  bench)
+    "$PY" -m benchmarks "$@"
+    ;;
+  *)
+    echo "unknown command '$cmd'; use one of: run (default), test, bench" >&2
+    exit 2
+    ;;
+esac

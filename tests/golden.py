@@ -1,0 +1,39 @@
+"""Golden snapshot helper: pins a chunker label's (or parser's) output on the fixtures.
+
+Snapshots live under ``tests/goldens/<label>/<name>.json``. They are rewritten only when
+``KEBAB_UPDATE_GOLDENS=1`` is set; otherwise a difference fails the test. A changed
+snapshot without a new version label is a bug (docs/versioning.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+GOLDEN_DIR = Path(__file__).parent / "goldens"
+UPDATE_FLAG = "KEBAB_UPDATE_GOLDENS"
+
+
+def updating() -> bool:
+    return os.environ.get(UPDATE_FLAG) == "1"
+
+
+def assert_golden(label: str, name: str, data: Any) -> None:
+    """Compare ``data`` (JSON-serialisable) with the stored snapshot ``label/name``."""
+    path = GOLDEN_DIR / label / f"{name}.json"
+    rendered = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    if updating():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rendered, encoding="utf-8")
+        return
+    assert path.exists(), (
+        f"golden snapshot {path} is missing; create it with {UPDATE_FLAG}=1 "
+        "(only for a new label or new fixture)"
+    )
+    expected = path.read_text(encoding="utf-8")
+    assert rendered == expected, (
+        f"output of {label} on {name} differs from its golden snapshot; a label's output "
+        "must never change: ship the change under a new version label"
+    )
