@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -10,8 +10,8 @@ from kebab_chunk.model._base import Frozen
 from kebab_chunk.model.spans import SourceSpan
 
 __all__ = [
-    "AudioRefBlock",
     "BLOCK_ADAPTER",
+    "AudioRefBlock",
     "Block",
     "CodeBlock",
     "HeadingBlock",
@@ -76,15 +76,13 @@ class AudioRefBlock(_BlockBase):
 
 
 Block = Annotated[
-    Union[
-        HeadingBlock,
-        ParagraphBlock,
-        ListBlock,
-        CodeBlock,
-        TableBlock,
-        ImageRefBlock,
-        AudioRefBlock,
-    ],
+    HeadingBlock
+    | ParagraphBlock
+    | ListBlock
+    | CodeBlock
+    | TableBlock
+    | ImageRefBlock
+    | AudioRefBlock,
     Field(discriminator="kind"),
 ]
 BLOCK_ADAPTER: TypeAdapter[

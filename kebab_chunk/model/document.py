@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import JsonValue
+from pydantic import Field, JsonValue
 
 from kebab_chunk.model._base import Frozen
 from kebab_chunk.model.blocks import Block
@@ -24,6 +24,6 @@ class CanonicalDocument(Frozen):
     content_hash: str
     parser_version: str
     title: str | None = None
-    metadata: dict[str, JsonValue] = {}
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
     blocks: tuple[Block, ...] = ()
     warnings: tuple[str, ...] = ()

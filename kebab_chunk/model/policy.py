@@ -55,8 +55,6 @@ class ChunkPolicy(Frozen):
         return policy_hash_of(self.as_json())
 
 
-
-
 def make_policy(**fields: Any) -> ChunkPolicy:
     """Build a policy, turning validation failures into a one-sentence ``PolicyError``."""
     try:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter, model_validator
 
 from kebab_chunk.model._base import Frozen
 
-__all__ = ["LineSpan", "PageSpan", "SourceSpan", "SPAN_ADAPTER"]
+__all__ = ["SPAN_ADAPTER", "LineSpan", "PageSpan", "SourceSpan"]
 
 
 class LineSpan(Frozen):
@@ -46,5 +46,5 @@ class PageSpan(Frozen):
         return self
 
 
-SourceSpan = Annotated[Union[LineSpan, PageSpan], Field(discriminator="kind")]
+SourceSpan = Annotated[LineSpan | PageSpan, Field(discriminator="kind")]
 SPAN_ADAPTER: TypeAdapter[LineSpan | PageSpan] = TypeAdapter(SourceSpan)

@@ -14,7 +14,7 @@ from typing import Protocol
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.ids import block_id
 
-__all__ = ["BlockIds", "ParseLimits", "Parser"]
+__all__ = ["DEFAULT_LIMITS", "BlockIds", "ParseLimits", "Parser"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,9 @@ class ParseLimits:
     time_budget_s: float = 60.0
 
 
+DEFAULT_LIMITS = ParseLimits()
+
+
 class Parser(Protocol):
     """Turns bytes of one media type into a CanonicalDocument."""
 
@@ -36,7 +39,7 @@ class Parser(Protocol):
     media_types: tuple[str, ...]
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = ParseLimits()
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument: ...
 
 

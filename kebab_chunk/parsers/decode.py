@@ -41,6 +41,4 @@ def decode_text(raw: bytes, source_uri: str) -> tuple[str, list[str]]:
         return raw.decode("utf-8-sig"), []
     except UnicodeDecodeError as exc:
         text = raw.decode("utf-8-sig", errors="replace")
-        return text, [
-            f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"
-        ]
+        return text, [f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"]

@@ -10,7 +10,7 @@ import posixpath
 
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.parsers.base import ParseLimits, Parser
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, Parser
 
 __all__ = ["detect_media_type", "get_parser", "parse_document", "supported_media_types"]
 
@@ -74,7 +74,7 @@ def parse_document(
     raw: bytes,
     source_uri: str,
     media_type: str | None = None,
-    limits: ParseLimits = ParseLimits(),
+    limits: ParseLimits = DEFAULT_LIMITS,
 ) -> CanonicalDocument:
     """Detect the media type (unless given), pick the parser, and parse."""
     media_type = media_type or detect_media_type(source_uri, raw[:8])

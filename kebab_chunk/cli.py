@@ -1,0 +1,158 @@
+"""The ``kebab-chunk`` command line.
+
+Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
+``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
+pipeline, options parsed by :mod:`pipelines.chunk_corpus`). Every user error is one
+sentence on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.errors import KebabError
+from kebab_chunk.model import ChunkPolicy, make_policy
+from kebab_chunk.parsers import parse_document
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+
+
+class _UsageError(Exception):
+    """A user error that ends the command with one sentence and exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad option in one sentence instead of a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"kebab-chunk: {message}; see '{self.prog} --help'.\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
+    """The chunk policy flags, shared by ``chunk`` and (by name) the pipeline."""
+    defaults = ChunkPolicy()
+    parser.add_argument("--target-tokens", type=int, default=defaults.target_tokens)
+    parser.add_argument("--overlap-tokens", type=int, default=defaults.overlap_tokens)
+    parser.add_argument("--max-tokens", type=int, default=defaults.max_tokens)
+    parser.add_argument("--tokenizer", default=defaults.tokenizer)
+    parser.add_argument("--no-merge-peers", dest="merge_peers", action="store_false")
+    parser.add_argument("--no-merge-list-items", dest="merge_list_items", action="store_false")
+
+
+def policy_from_args(args: argparse.Namespace) -> ChunkPolicy:
+    return make_policy(
+        target_tokens=args.target_tokens,
+        overlap_tokens=args.overlap_tokens,
+        max_tokens=args.max_tokens,
+        tokenizer=args.tokenizer,
+        merge_peers=args.merge_peers,
+        merge_list_items=args.merge_list_items,
+    )
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="kebab-chunk", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sub.add_parser("chunkers", help="list the registered chunker labels and what they accept")
+
+    p_parse = sub.add_parser("parse", help="print a file's CanonicalDocument as JSON")
+    p_parse.add_argument("file")
+    p_parse.add_argument("--root", help="make source_uri relative to this directory")
+
+    p_chunk = sub.add_parser("chunk", help="print chunk records of files as JSON Lines")
+    p_chunk.add_argument("files", nargs="+", metavar="FILE")
+    p_chunk.add_argument("--chunker", required=True, metavar="LABEL")
+    p_chunk.add_argument("--root", help="make source_uri relative to this directory")
+    add_policy_arguments(p_chunk)
+
+    sub.add_parser(
+        "run",
+        help="run the Beam pipeline over a corpus (see 'kebab-chunk run --help')",
+        add_help=False,
+    )
+    return parser
+
+
+def _source_uri(path: str, root: str | None) -> str:
+    """The path as given (POSIX), or relative to ``root`` when one is given."""
+    if root is None:
+        return Path(path).as_posix()
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        raise _UsageError(
+            f"{path} is not inside --root {root}; pass a root that contains it"
+        ) from None
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise _UsageError(f"{path} does not exist; check the path") from None
+    except IsADirectoryError:
+        raise _UsageError(f"{path} is a directory; pass files (or use 'kebab-chunk run')") from None
+    except OSError as exc:
+        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _cmd_chunkers() -> int:
+    for label in registered_labels():
+        print(f"{label}\t{get_chunker(label).accepts_description}")
+    return 0
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    raw = _read(args.file)
+    doc = parse_document(raw, _source_uri(args.file, args.root))
+    print(doc.model_dump_json(indent=2))
+    return 0
+
+
+def _cmd_chunk(args: argparse.Namespace) -> int:
+    chunker = get_chunker(args.chunker)
+    policy = policy_from_args(args)
+    inputs = [(path, _read(path), _source_uri(path, args.root)) for path in args.files]
+    out = sys.stdout
+    for _path, raw, uri in inputs:
+        doc = parse_document(raw, uri)
+        for record in chunker.chunk(doc, policy):
+            out.write(record.model_dump_json() + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "run":
+        from pipelines.chunk_corpus import main as run_main
+
+        status: int = run_main(argv[1:])
+        return status
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "chunkers":
+            return _cmd_chunkers()
+        if args.command == "parse":
+            return _cmd_parse(args)
+        return _cmd_chunk(args)
+    except (_UsageError, KebabError) as exc:
+        message = str(exc).rstrip(".")
+        sys.stderr.write(f"kebab-chunk: {message}.\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
