@@ -1,0 +1,105 @@
+"""The ``kebab-chunk`` command line: records that cite back exactly, and one-sentence errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kebab_chunk.chunkers.registry import registered_labels
+from kebab_chunk.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kebab_chunk.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def test_chunkers_lists_every_registered_label(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["chunkers"]) == 0
+    listed = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == registered_labels()
+
+
+def test_chunk_readme_records_slice_back_exactly() -> None:
+    result = _run("chunk", "README.md", "--chunker", "md-heading-v1", "--target-tokens", "128")
+    assert result.returncode == 0, result.stderr
+    source = (ROOT / "README.md").read_bytes().decode("utf-8-sig")
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(records) > 3
+    assert [r["position"] for r in records] == list(range(len(records)))
+    assert len({r["chunk_id"] for r in records}) == len(records)
+    for record in records:
+        assert record["source_uri"] == "README.md"
+        spans = record["source_spans"]
+        assert all(s["kind"] == "lines" for s in spans)
+        cited = source[spans[0]["char_start"] : spans[-1]["char_end"]]
+        assert cited == record["text"]
+        first_line = source.count("\n", 0, spans[0]["char_start"]) + 1
+        assert spans[0]["line_start"] == first_line
+
+
+def test_chunk_output_is_identical_across_hash_seeds() -> None:
+    outputs = {
+        _run("chunk", "README.md", "--chunker", "md-heading-v1", env={"PYTHONHASHSEED": s}).stdout
+        for s in ("0", "1", "12345")
+    }
+    assert len(outputs) == 1 and next(iter(outputs))
+
+
+def test_root_makes_source_uri_relative(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    target = tmp_path / "docs" / "a.md"
+    target.write_text("# A\n\nSome text.\n", encoding="utf-8")
+    result = _run("chunk", str(target), "--chunker", "md-heading-v1", "--root", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert {json.loads(x)["source_uri"] for x in result.stdout.splitlines()} == {"docs/a.md"}
+
+
+def test_parse_prints_a_canonical_document() -> None:
+    result = _run("parse", "README.md")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["parser_version"] == "md-mistune-v1" and doc["source_uri"] == "README.md"
+    assert doc["title"] == "kebab-chunk"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["chunk", "README.md", "--chunker", "nope-v9"], "unknown chunker label 'nope-v9'"),
+        (
+            ["chunk", "README.md", "--chunker", "md-heading-v1", "--target-tokens", "0"],
+            "target_tokens must be > 0",
+        ),
+        (
+            ["chunk", "README.md", "--chunker", "md-heading-v1", "--overlap-tokens", "900"],
+            "overlap_tokens",
+        ),
+        (["chunk", "missing.md", "--chunker", "md-heading-v1"], "missing.md does not exist"),
+        (["chunk", "fixtures", "--chunker", "md-heading-v1"], "is a directory"),
+        (["chunk", "README.md"], "--chunker"),
+        (["chunk", "README.md", "--chunker", "md-heading-v1", "--bogus"], "--bogus"),
+        (["chunk", "README.md", "--chunker", "pdf-page-v1"], "only handles PDF"),
+    ],
+)
+def test_user_errors_are_one_sentence_and_exit_2(args: list[str], needle: str) -> None:
+    result = _run(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in result.stderr
