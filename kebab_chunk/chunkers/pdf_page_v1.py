@@ -1,0 +1,144 @@
+"""``pdf-page-v1``: page-bounded chunks with exact page citations (seeds 000 + 001).
+
+Input is a document from a PDF parser: every block a paragraph with exactly one ``page``
+span covering its text (``pdf-text-v1`` gives one such block per page). Per block:
+
+- whitespace-only (or empty) text gives no chunk;
+- text within the byte budget ``target_tokens * BYTES_PER_TOKEN`` is one chunk;
+- longer text is cut into segments, each ending after a run of blank lines (``\\n\\n``)
+  or after sentence-ending punctuation plus its following whitespace. Chunk *cores*
+  grow greedily segment by segment while they fit the budget, with at least one segment
+  each; a single segment over the budget is cut hard at the budget on a code-point
+  boundary (CJK text without punctuation still splits). Cores partition the text;
+- every chunk but a block's first starts ``overlap_tokens * BYTES_PER_TOKEN`` characters
+  before its core, but always after the previous chunk's start;
+- a chunk whose text is only whitespace is dropped (it carries nothing to retrieve).
+
+A chunk never spans two blocks, so it never crosses a page, and its single span satisfies
+``page_text[char_start:char_end] == chunk.text``. When one block gives several chunks,
+their ids use the slice guard (``make_chunk(is_slice=True)``) so they never collide.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from itertools import accumulate
+
+from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.errors import UnsupportedDocumentError
+from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, PageSpan, ParagraphBlock
+from kebab_chunk.tokenizers import BYTES_PER_TOKEN
+
+__all__ = ["PdfPageV1Chunker"]
+
+_NOT_PDF = "PdfPageV1Chunker only handles PDF docs"
+_PDF_MEDIA_TYPE = "application/pdf"
+
+#: A segment ends after a run of blank lines, or after sentence-ending punctuation
+#: (Latin and full-width CJK) together with the whitespace that follows it.
+_SEGMENT_END = re.compile(r"\n{2,}|[.!?。！？]\s+")
+
+
+class PdfPageV1Chunker:
+    """Page-aware chunker for PDF documents; see the module docstring for the contract."""
+
+    version = "pdf-page-v1"
+    accepts_description = (
+        "PDF documents (every block a paragraph with one page span, as pdf-text-v1 makes)"
+    )
+
+    def accepts(self, doc: CanonicalDocument) -> bool:
+        """True when every block is a page-spanned paragraph (an empty doc must be a PDF)."""
+        if not doc.blocks:
+            return doc.media_type == _PDF_MEDIA_TYPE
+        return all(_page_span(block) is not None for block in doc.blocks)
+
+    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+        """All chunks of ``doc`` in page order; raises UnsupportedDocumentError for non-PDFs."""
+        if not self.accepts(doc):
+            raise UnsupportedDocumentError(_NOT_PDF)
+        budget = policy.target_tokens * BYTES_PER_TOKEN
+        overlap = policy.overlap_tokens * BYTES_PER_TOKEN
+        chunks: list[Chunk] = []
+        for block in doc.blocks:
+            span = _page_span(block)
+            assert span is not None  # guaranteed by accepts()
+            pieces = _slices(block.text, budget, overlap)
+            for start, end in pieces:
+                chunks.append(
+                    make_chunk(
+                        doc,
+                        chunker_version=self.version,
+                        policy=policy,
+                        position=len(chunks),
+                        text=block.text[start:end],
+                        block_ids=(block.block_id,),
+                        spans=(
+                            PageSpan(
+                                page=span.page,
+                                char_start=span.char_start + start,
+                                char_end=span.char_start + end,
+                            ),
+                        ),
+                        is_slice=len(pieces) > 1,
+                    )
+                )
+        return chunks
+
+
+def _page_span(block: object) -> PageSpan | None:
+    """The block's page span if it is a paragraph with exactly one span covering its text."""
+    if not isinstance(block, ParagraphBlock) or len(block.spans) != 1:
+        return None
+    span = block.spans[0]
+    if not isinstance(span, PageSpan) or span.char_end - span.char_start != len(block.text):
+        return None
+    return span
+
+
+def _segment_ends(text: str) -> list[int]:
+    """Sorted end offsets of the segments of ``text``; the last is ``len(text)``."""
+    ends = [m.end() for m in _SEGMENT_END.finditer(text)]
+    if not ends or ends[-1] != len(text):
+        ends.append(len(text))
+    return ends
+
+
+def _cores(text: str, budget: int) -> list[tuple[int, int]]:
+    """Greedy partition of ``text`` into ``(start, end)`` cores of at most ``budget`` bytes.
+
+    A core ends at the last segment end that keeps it within budget; if even the first
+    segment does not fit, it ends at the last code point that fits (at least one).
+    """
+    # cum[i] is the UTF-8 length of text[:i]; strictly increasing, so bisectable.
+    cum = [0, *accumulate(len(ch.encode("utf-8", "surrogatepass")) for ch in text)]
+    ends = _segment_ends(text)
+    cores: list[tuple[int, int]] = []
+    start = 0
+    while start < len(text):
+        limit = cum[start] + budget
+        first = bisect_right(ends, start)  # the segment end after ``start``
+        fit = bisect_right(ends, limit, lo=first, key=cum.__getitem__) - 1
+        # No segment end fits: the segment alone is over budget, so cut it hard at the
+        # last code point within budget (at least one code point, so cores always advance).
+        end = ends[fit] if fit >= first else max(bisect_right(cum, limit) - 1, start + 1)
+        cores.append((start, end))
+        start = end
+    return cores
+
+
+def _slices(text: str, budget: int, overlap: int) -> list[tuple[int, int]]:
+    """Chunk ``(start, end)`` offsets within ``text``: cores widened by the overlap."""
+    if not text.strip():
+        return []
+    if len(text.encode("utf-8", "surrogatepass")) <= budget:
+        return [(0, len(text))]
+    slices: list[tuple[int, int]] = []
+    previous_start = -1
+    for core_start, core_end in _cores(text, budget):
+        start = core_start if previous_start < 0 else max(core_start - overlap, previous_start + 1)
+        previous_start = start
+        if text[start:core_end].strip():
+            slices.append((start, core_end))
+    return slices
