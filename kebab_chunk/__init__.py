@@ -5,6 +5,7 @@ Data flows one way: bytes → parser → CanonicalDocument → chunker → Chunk
 
 from kebab_chunk.chunkers import get_chunker, registered_labels
 from kebab_chunk.errors import KebabError
+from kebab_chunk.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers import parse_document
 
@@ -15,6 +16,7 @@ __all__ = [
     "Chunk",
     "ChunkPolicy",
     "KebabError",
+    "MarkdownChunker",
     "__version__",
     "get_chunker",
     "make_policy",

@@ -1,0 +1,80 @@
+"""Chunk records → Beam RAG chunks (``apache_beam.ml.rag.types.Chunk``).
+
+Beam's embedding and vector-store ingestion transforms consume
+``apache_beam.ml.rag.types.Chunk``; its own chunkers give them random uuid4 ids, ours keep
+the content-addressed ``chunk_id``, so writing the same corpus twice upserts the same rows.
+``index`` is the record's ``position`` and ``metadata`` every other record field as JSON
+values (see :func:`kebab_chunk.integrations.record_metadata`).
+
+Use :class:`ToBeamRagChunks` right after the pipeline's chunking step::
+
+    chunks | "To Beam RAG chunks" >> ToBeamRagChunks() | MLTransform(...)  # embeddings
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.ml.rag.types import Chunk as BeamChunk
+from apache_beam.ml.rag.types import Content
+from apache_beam.pvalue import PCollection
+
+from kebab_chunk.integrations._common import (
+    CONTENT_KIND_KEY,
+    as_record,
+    contextualize,
+    record_from_metadata,
+    record_metadata,
+    strip_context,
+)
+from kebab_chunk.model import Chunk
+
+__all__ = ["ToBeamRagChunks", "chunk_from_beam_rag_chunk", "to_beam_rag_chunk"]
+
+
+def to_beam_rag_chunk(
+    chunk: Chunk | Mapping[str, Any], *, contextualized: bool = False
+) -> BeamChunk:
+    """One record as a Beam RAG chunk.
+
+    ``contextualized`` makes the text ``contextualize(chunk)`` (heading path and captions
+    first), the string to embed; the record's own text is recoverable either way.
+    """
+    record = as_record(chunk)
+    metadata = record_metadata(record)
+    metadata[CONTENT_KIND_KEY] = "contextualized" if contextualized else "text"
+    text = contextualize(record) if contextualized else record.text
+    return BeamChunk(
+        content=Content(text=text), id=record.chunk_id, index=record.position, metadata=metadata
+    )
+
+
+def chunk_from_beam_rag_chunk(chunk: BeamChunk) -> Chunk:
+    """The record a Beam RAG chunk made by :func:`to_beam_rag_chunk` came from."""
+    text = chunk.content.text or ""
+    if chunk.metadata.get(CONTENT_KIND_KEY) == "contextualized":
+        text = strip_context(chunk.metadata, text)
+    return record_from_metadata(chunk.metadata, text)
+
+
+class ToBeamRagChunks(beam.PTransform[PCollection[Any], PCollection[BeamChunk]]):
+    """PCollection of chunk records (or their dict form) → Beam RAG ``Chunk`` objects.
+
+    ``contextualized=True`` gives each text its heading path and captions first
+    (``contextualize``), so the embedding sees which section the chunk came from.
+    """
+
+    def __init__(self, contextualized: bool = False) -> None:
+        super().__init__()
+        if not isinstance(contextualized, bool):
+            raise TypeError(f"contextualized must be True or False, got {contextualized!r}.")
+        self._contextualized = contextualized
+
+    def expand(self, pcoll: PCollection[Any]) -> PCollection[BeamChunk]:
+        convert = beam.Map(  # type: ignore[no-untyped-call]
+            to_beam_rag_chunk, contextualized=self._contextualized
+        )
+        converted: PCollection[BeamChunk] = pcoll | "Convert records to Beam RAG chunks" >> convert
+        return converted

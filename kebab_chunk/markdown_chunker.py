@@ -1,0 +1,233 @@
+"""The seed-004 API: ``MarkdownChunker(...).chunk_document(text, source)``.
+
+A drop-in for code written against a LangChain-style header-splitting, character-budget
+Markdown chunker, built on our own parser and the ``md-header-chars-v1`` chunker instead
+of LangChain::
+
+    from kebab_chunk.markdown_chunker import Chunk, MarkdownChunker
+
+    chunks = MarkdownChunker(max_chunk_size=1024, overlap=100).chunk_document(md, "a.md")
+    chunks[0].metadata["headers"]   # [{"level": 1, "text": "Title"}, ...]
+
+``Chunk`` here is the seed's ``Chunk(text, metadata)`` dataclass (also importable as
+:class:`TextChunk`); ``kebab_chunk.Chunk`` stays the pipeline's chunk *record*, which
+:meth:`MarkdownChunker.chunk_records` returns for the integrations.
+
+The character budget is exact: the chunker runs with the policy
+``target_tokens=max_chunk_size, overlap_tokens=overlap, tokenizer="chars"``, so the
+``chunk_id`` in the metadata is the id the pipeline gives the same chunk of the same file
+under ``md-header-chars-v1`` with that policy (and ``source`` as the corpus-relative path).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kebab_chunk.chunkers.md_header_chars_v1 import (
+    CHARS_TOKENIZER,
+    PlannedChunk,
+    plan_chunks,
+    records_from_plan,
+)
+from kebab_chunk.errors import PolicyError
+from kebab_chunk.model import CanonicalDocument, ChunkPolicy, LineSpan, ParagraphBlock
+from kebab_chunk.model import Chunk as ChunkRecord
+from kebab_chunk.model.ids import block_id, content_hash, doc_id
+from kebab_chunk.parsers.registry import get_parser
+
+__all__ = ["FALLBACK_PARSER_VERSION", "Chunk", "MarkdownChunker", "TextChunk"]
+
+#: ``parser_version`` of the one-block document used when Markdown parsing fails.
+FALLBACK_PARSER_VERSION = "text-fallback-v1"
+
+_STRATEGY = "headers"
+_MARKDOWN = "text/markdown"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+@dataclass
+class TextChunk:
+    """Seed 004's chunk: its text and a metadata dict.
+
+    ``metadata`` always has ``headers`` (``[{"level": int, "text": str}]``, outermost
+    first), ``position`` (0, 1, ... in document order), ``source`` (the argument or
+    ``""``), ``recursive_chunk`` (its section was split below the header level),
+    ``chunk_id``, ``char_start``/``char_end`` (0-based, half-open, code points of the
+    given text) and ``line_start``/``line_end`` (1-based, inclusive) of the source region
+    the chunk was cut from, ``spans`` (the exact region of each block piece in the chunk),
+    and ``parser_version`` (``text-fallback-v1`` when the Markdown could not be parsed and
+    the text was split by characters alone).
+    """
+
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+#: The seed's name for :class:`TextChunk` (``from kebab_chunk.markdown_chunker import Chunk``).
+Chunk = TextChunk
+
+
+def _check_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PolicyError(f"{name} must be an integer, got {value!r}.")
+    return value
+
+
+class MarkdownChunker:
+    """Header-aware Markdown chunker with a character budget (seed 004 contract).
+
+    ``max_chunk_size`` is the maximum number of characters of any chunk (> 0),
+    ``overlap`` the characters repeated between consecutive chunks of one section
+    (``0 <= overlap < max_chunk_size``); ``strategy`` must be ``"headers"``. A violated
+    constraint raises :class:`ValueError` (a :class:`~kebab_chunk.errors.PolicyError`)
+    naming it.
+    """
+
+    def __init__(self, max_chunk_size: int = 1024, overlap: int = 100, strategy: str = "headers"):
+        self.max_chunk_size = _check_int("max_chunk_size", max_chunk_size)
+        self.overlap = _check_int("overlap", overlap)
+        if self.max_chunk_size <= 0:
+            raise PolicyError(f"max_chunk_size must be > 0, got {max_chunk_size}.")
+        if self.overlap < 0:
+            raise PolicyError(f"overlap must be >= 0, got {overlap}.")
+        if self.overlap >= self.max_chunk_size:
+            raise PolicyError(
+                f"overlap must be < max_chunk_size ({max_chunk_size}), got {overlap}; "
+                "lower the overlap or raise max_chunk_size."
+            )
+        if strategy != _STRATEGY:
+            raise PolicyError(f"strategy must be 'headers' (the only strategy), got {strategy!r}.")
+        self.strategy = strategy
+        #: The policy the chunks are made (and their ids computed) with.
+        self.policy = ChunkPolicy(
+            target_tokens=self.max_chunk_size,
+            overlap_tokens=self.overlap,
+            tokenizer=CHARS_TOKENIZER,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"MarkdownChunker(max_chunk_size={self.max_chunk_size}, overlap={self.overlap}, "
+            f"strategy={self.strategy!r})"
+        )
+
+    def chunk_document(self, text: str, source: str | None = None) -> list[TextChunk]:
+        """Chunk Markdown ``text``; ``source`` names it (metadata ``source``, and the id).
+
+        Empty text gives ``[]``; text without headers gives one chunk if it fits, else
+        character-split chunks; text the Markdown parser cannot handle is split by
+        characters alone (metadata ``parser_version`` says so). Never raises on content.
+        """
+        doc, planned = self._plan(text, source)
+        records = records_from_plan(doc, self.policy, planned)
+        return [
+            TextChunk(text=rec.text, metadata=_metadata(plan, rec, source, doc))
+            for plan, rec in zip(planned, records, strict=True)
+        ]
+
+    def chunk_records(self, text: str, source: str | None = None) -> list[ChunkRecord]:
+        """The same chunks as full records (``kebab_chunk.Chunk``), for the integrations."""
+        doc, planned = self._plan(text, source)
+        return records_from_plan(doc, self.policy, planned)
+
+    def _plan(self, text: str, source: str | None) -> tuple[CanonicalDocument, list[PlannedChunk]]:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}.")
+        doc = _document(text, source or "")
+        return doc, plan_chunks(doc, self.max_chunk_size, self.overlap)
+
+
+def _metadata(
+    plan: PlannedChunk, record: ChunkRecord, source: str | None, doc: CanonicalDocument
+) -> dict[str, Any]:
+    first, last = plan.pieces[0].span, plan.pieces[-1].span
+    return {
+        "headers": [{"level": h.level, "text": h.text} for h in plan.headers],
+        "position": record.position,
+        "source": source or "",
+        "recursive_chunk": plan.recursive_chunk,
+        "chunk_id": record.chunk_id,
+        "char_start": first.char_start,
+        "char_end": last.char_end,
+        "line_start": first.line_start,
+        "line_end": last.line_end,
+        "spans": [
+            {
+                "char_start": p.span.char_start,
+                "char_end": p.span.char_end,
+                "line_start": p.span.line_start,
+                "line_end": p.span.line_end,
+            }
+            for p in plan.pieces
+        ],
+        "parser_version": doc.parser_version,
+    }
+
+
+def _document(text: str, source_uri: str) -> CanonicalDocument:
+    """Parse ``text`` as Markdown; on any failure, a one-block plain document instead.
+
+    Offsets must index ``text`` itself, so the bytes handed to the parser decode back to
+    exactly ``text``: a leading U+FEFF (which UTF-8-with-BOM decoding would strip) gets a
+    second one in front, and lone surrogates (not encodable) become U+FFFD, one for one.
+    """
+    text = _SURROGATE.sub("\ufffd", text)
+    raw = text.encode("utf-8")
+    if text.startswith("\ufeff"):
+        raw = codecs.BOM_UTF8 + raw
+    try:
+        doc = get_parser(_MARKDOWN).parse(raw, source_uri)
+    except Exception as exc:  # the seed's contract: any parser failure degrades, never raises
+        return _fallback(text, raw, source_uri, f"{type(exc).__name__}: {exc}")
+    problem = _inexact_block(doc, text)
+    if problem is not None:
+        return _fallback(text, raw, source_uri, problem)
+    return doc
+
+
+def _inexact_block(doc: CanonicalDocument, text: str) -> str | None:
+    """Why the parse cannot be trusted for exact offsets, or ``None`` if it can."""
+    previous_end = 0
+    for block in doc.blocks:
+        if len(block.spans) != 1 or not isinstance(block.spans[0], LineSpan):
+            return f"block {block.block_id} has no single lines span"
+        span = block.spans[0]
+        if text[span.char_start : span.char_end] != block.text or span.char_start < previous_end:
+            return f"block {block.block_id} is not located exactly"
+        previous_end = span.char_end
+    return None
+
+
+def _fallback(text: str, raw: bytes, source_uri: str, reason: str) -> CanonicalDocument:
+    """The whole text (minus surrounding whitespace) as one paragraph: character splitting."""
+    the_doc_id = doc_id(source_uri)
+    start = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    blocks: tuple[ParagraphBlock, ...] = ()
+    if start < end:
+        first_line = 1 + len(_LINE_BREAK.findall(text, 0, start))
+        span = LineSpan(
+            line_start=first_line,
+            line_end=first_line + len(_LINE_BREAK.findall(text, start, end - 1)),
+            char_start=start,
+            char_end=end,
+        )
+        body = text[start:end]
+        blocks = (
+            ParagraphBlock(
+                block_id=block_id(the_doc_id, "paragraph", body, 0), text=body, spans=(span,)
+            ),
+        )
+    return CanonicalDocument(
+        doc_id=the_doc_id,
+        source_uri=source_uri,
+        media_type="text/plain",
+        content_hash=content_hash(raw),
+        parser_version=FALLBACK_PARSER_VERSION,
+        blocks=blocks,
+        warnings=(f"Markdown parsing failed ({reason}); split by characters alone",),
+    )
