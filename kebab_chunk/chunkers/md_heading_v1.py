@@ -1,0 +1,313 @@
+"""``md-heading-v1``: heading-aware chunking of documents with line spans (seed 002).
+
+Priority order: every heading starts a new chunk (its section's first chunk opens with the
+heading's own block); a code block is never split; a table stays whole below twice the
+target and otherwise splits only between rows; a section over budget splits between blocks,
+then a paragraph or list over budget splits at blank lines, sentence ends, line breaks
+(lists only), whitespace and finally hard (see :mod:`kebab_chunk.chunkers._split`). Budgets
+use the byte proxy: ``target_tokens`` tokens are ``3 * target_tokens`` UTF-8 bytes.
+
+Exactness: a chunk's text is ``source[first_span.char_start:last_span.char_end]``. The
+document carries block texts but not the text between blocks, so the gap between two blocks
+is rebuilt from their spans: ``line_start - line_end`` line breaks of the document's
+line-break style. When the span geometry says the gap holds anything else (a thematic break,
+a link reference definition, spaces on a blank line), or the style is mixed, the two blocks
+never share a chunk, so no chunk can silently differ from its source. ``image_ref`` and
+``audio_ref`` blocks become chunks of their own whose text is the alt text and caption: the
+one documented exception to the exact-slice rule.
+
+Overlap (``overlap_tokens``) only joins consecutive pieces of one section that are not
+separated by a media block or an unknown gap: the next piece repeats the longest tail of the
+previous one that starts at its cleanest boundary (block start, then blank line, sentence,
+line in a list, word) and consists of paragraph and list text only, so headings, code and
+tables are never repeated and every piece is still one exact slice.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+
+from kebab_chunk.chunkers._split import (
+    BLOCK,
+    LINE,
+    Atom,
+    Piece,
+    pack,
+    split_atoms,
+    utf8_len,
+)
+from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.errors import UnsupportedDocumentError
+from kebab_chunk.model import (
+    AudioRefBlock,
+    Block,
+    CanonicalDocument,
+    Chunk,
+    ChunkPolicy,
+    ImageRefBlock,
+    LineSpan,
+    SourceSpan,
+)
+from kebab_chunk.tokenizers import estimate_tokens
+from kebab_chunk.tokenizers.bytes_proxy import BYTES_PER_TOKEN
+
+__all__ = ["MdHeadingV1Chunker"]
+
+VERSION = "md-heading-v1"
+_PROSE_KINDS = ("paragraph", "list")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_TABLE_SPLIT_FACTOR = 2
+
+
+class MdHeadingV1Chunker:
+    """Heading-aware chunker for Markdown and other documents with ``lines`` spans."""
+
+    version = VERSION
+    accepts_description = (
+        "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF"
+    )
+
+    def accepts(self, doc: CanonicalDocument) -> bool:
+        """True when every span of every block is a ``lines`` span."""
+        return all(span.kind == "lines" for block in doc.blocks for span in block.spans)
+
+    def policy_hash(self, policy: ChunkPolicy) -> str:
+        """The plain policy hash stored in every chunk (the same for every chunker)."""
+        return policy.policy_hash
+
+    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+        """All chunks of ``doc`` in document order, positions ``0..n-1``."""
+        if not self.accepts(doc):
+            kind = next(
+                span.kind for block in doc.blocks for span in block.spans if span.kind != "lines"
+            )
+            raise UnsupportedDocumentError(
+                f"md-heading-v1 needs blocks with line spans (Markdown, text, HTML, CSV) but "
+                f"{doc.source_uri!r} has {kind} spans; use pdf-page-v1 for PDF documents or a "
+                "chunker that accepts any document (such as hierarchical-v1) for the others."
+            )
+        return _Run(doc, policy).chunks()
+
+
+def _newline_style(blocks: Sequence[Block]) -> str | None:
+    """The one line-break sequence inside the source-slice blocks; ``""`` if none; None if mixed."""
+    crlf = lf = cr = 0
+    for block in blocks:
+        if not _is_slice_of_source(block):
+            continue
+        text = block.text
+        pairs = text.count("\r\n")
+        crlf += pairs
+        lf += text.count("\n") - pairs
+        cr += text.count("\r") - pairs
+    used = [style for style, seen in (("\r\n", crlf), ("\n", lf), ("\r", cr)) if seen]
+    if len(used) > 1:
+        return None
+    return used[0] if used else ""
+
+
+def _is_slice_of_source(block: Block) -> bool:
+    """Whether ``block.text`` is exactly the source text under its single span."""
+    if len(block.spans) != 1:
+        return False
+    span = block.spans[0]
+    return span.char_end - span.char_start == len(block.text)
+
+
+class _Run:
+    """One chunking pass over one document (holds its budget, line-break style, caches)."""
+
+    def __init__(self, doc: CanonicalDocument, policy: ChunkPolicy) -> None:
+        self.doc = doc
+        self.policy = policy
+        self.budget = policy.target_tokens * BYTES_PER_TOKEN
+        self.overlap = policy.overlap_tokens * BYTES_PER_TOKEN
+        self.style = _newline_style(doc.blocks)
+        self.out: list[Chunk] = []
+        self._breaks: dict[int, list[int]] = {}  # block index -> offsets after each line break
+
+    def chunks(self) -> list[Chunk]:
+        """Walk sections and runs of text blocks; media and opaque blocks stand alone."""
+        run: list[int] = []
+        for index, block in enumerate(self.doc.blocks):
+            if block.kind == "heading":
+                self._flush(run)
+            if isinstance(block, ImageRefBlock | AudioRefBlock) or not _is_slice_of_source(block):
+                self._flush(run)
+                self._emit_standalone(index)
+            else:
+                run.append(index)
+        self._flush(run)
+        return self.out
+
+    # -- standalone blocks ------------------------------------------------------------
+
+    def _emit_standalone(self, index: int) -> None:
+        block = self.doc.blocks[index]
+        captions: tuple[str, ...] = ()
+        if isinstance(block, ImageRefBlock):
+            captions = (block.caption,) if block.caption else ()
+            text = "\n".join(part for part in (block.alt, block.caption) if part)
+        elif isinstance(block, AudioRefBlock):
+            captions = (block.caption,) if block.caption else ()
+            text = block.caption or ""
+        else:  # a text block whose text is not a source slice: kept whole, as given
+            text = block.text
+        self.out.append(
+            make_chunk(
+                self.doc,
+                chunker_version=VERSION,
+                policy=self.policy,
+                position=len(self.out),
+                text=text,
+                block_ids=[block.block_id],
+                spans=block.spans,
+                heading_path=block.heading_path,
+                captions=captions,
+            )
+        )
+
+    # -- runs of exact text blocks ----------------------------------------------------
+
+    def _flush(self, run: list[int]) -> None:
+        if not run:
+            return
+        atoms = self._atoms(run)
+        for piece in pack(atoms, self.budget, self.overlap):
+            self._emit_piece(atoms, piece)
+        run.clear()
+
+    def _atoms(self, run: Sequence[int]) -> list[Atom]:
+        atoms: list[Atom] = []
+        prev: int | None = None
+        for index in run:
+            block = self.doc.blocks[index]
+            text = block.text
+            ranges = self._block_ranges(block)
+            gap: int | None = None
+            if prev is not None:
+                between = self._gap(self.doc.blocks[prev], block)
+                if between is not None:
+                    prev_atom = atoms[-1]
+                    gap = (
+                        utf8_len(prev_atom.text[prev_atom.end :])
+                        + len(between)
+                        + utf8_len(text[: ranges[0][0]])
+                    )
+            prose = block.kind in _PROSE_KINDS
+            line_cuts = block.kind == "list"
+            ascii_only = text.isascii()
+            last_end: int | None = None
+            for start, end, level in ranges:
+                if last_end is not None:
+                    gap = start - last_end if ascii_only else utf8_len(text[last_end:start])
+                nbytes = end - start if ascii_only else utf8_len(text[start:end])
+                atoms.append(Atom(text, start, end, nbytes, gap, level, prose, index, line_cuts))
+                last_end = end
+            prev = index
+        return atoms
+
+    def _block_ranges(self, block: Block) -> list[tuple[int, int, int]]:
+        """The atoms of one block: whole, table rows, or text cut to the budget."""
+        text = block.text
+        whole = [(0, len(text), BLOCK)]
+        if block.kind == "code":
+            return whole
+        if block.kind == "table":
+            if estimate_tokens(text) < _TABLE_SPLIT_FACTOR * self.policy.target_tokens:
+                return whole
+            return _table_rows(text)
+        if utf8_len(text) <= self.budget:
+            return whole
+        hard = self.budget - self.overlap
+        line_cuts = block.kind == "list"
+        return split_atoms(text, self.budget, hard, line_cuts=line_cuts) or whole
+
+    def _gap(self, prev: Block, nxt: Block) -> str | None:
+        """The source text between two blocks, when span geometry pins it down."""
+        before, after = prev.spans[0], nxt.spans[0]
+        assert isinstance(before, LineSpan) and isinstance(after, LineSpan)
+        lines = after.line_start - before.line_end
+        chars = after.char_start - before.char_end
+        if lines < 0 or chars < 0:
+            return None
+        if lines == 0:
+            return "" if chars == 0 else None
+        if self.style is None:
+            return None
+        unit = self.style or "\n"  # no block shows a line break: assume "\n" (docs/decisions.md)
+        return unit * lines if chars == lines * len(unit) else None
+
+    def _line_of(self, index: int, pos: int) -> int:
+        """1-based source line of character ``pos`` of block ``index``."""
+        breaks = self._breaks.get(index)
+        block = self.doc.blocks[index]
+        if breaks is None:
+            breaks = [m.end() for m in _LINE_BREAK.finditer(block.text)]
+            self._breaks[index] = breaks
+        span = block.spans[0]
+        assert isinstance(span, LineSpan)
+        return span.line_start + bisect.bisect_right(breaks, pos)
+
+    def _emit_piece(self, atoms: Sequence[Atom], piece: Piece) -> None:
+        # One (block, start, end) segment per contributing block, in document order. A run
+        # holds consecutive document blocks, so the piece's blocks are first..last owner.
+        blocks = self.doc.blocks
+        first_owner, last_owner = atoms[piece.first].owner, atoms[piece.last].owner
+        segments = [(i, 0, len(blocks[i].text)) for i in range(first_owner, last_owner + 1)]
+        segments[0] = (first_owner, piece.head, segments[0][2])
+        segments[-1] = (last_owner, segments[-1][1], atoms[piece.last].end)
+        parts: list[str] = []
+        spans: list[SourceSpan] = []
+        is_slice = False
+        prev: Block | None = None
+        for index, start, end in segments:
+            block = blocks[index]
+            if prev is not None:
+                between = self._gap(prev, block)
+                assert between is not None  # pack() never joins blocks across an unknown gap
+                parts.append(between)
+            parts.append(block.text[start:end])
+            spans.append(self._span(index, start, end))
+            is_slice = is_slice or start != 0 or end != len(block.text)
+            prev = block
+        first = blocks[segments[0][0]]
+        self.out.append(
+            make_chunk(
+                self.doc,
+                chunker_version=VERSION,
+                policy=self.policy,
+                position=len(self.out),
+                text="".join(parts),
+                block_ids=[blocks[s[0]].block_id for s in segments],
+                spans=spans,
+                heading_path=first.heading_path,
+                is_slice=is_slice,
+            )
+        )
+
+    def _span(self, index: int, start: int, end: int) -> SourceSpan:
+        block = self.doc.blocks[index]
+        span = block.spans[0]
+        if start == 0 and end == len(block.text):
+            return span
+        return LineSpan(
+            line_start=self._line_of(index, start),
+            line_end=self._line_of(index, max(start, end - 1)),
+            char_start=span.char_start + start,
+            char_end=span.char_start + end,
+        )
+
+
+def _table_rows(text: str) -> list[tuple[int, int, int]]:
+    """Row atoms of a table's source: header and delimiter rows together, then each row."""
+    starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    ends = [m.start() for m in _LINE_BREAK.finditer(text)] + [len(text)]
+    rows = list(zip(starts, ends, strict=True))
+    if len(rows) <= 2:
+        return [(0, len(text), BLOCK)]
+    atoms = [(0, rows[1][1], BLOCK)]
+    atoms.extend((start, end, LINE) for start, end in rows[2:])
+    return atoms
