@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from pydantic import ValidationError, model_validator
@@ -49,9 +50,9 @@ class ChunkPolicy(Frozen):
         """The policy as a plain JSON object (the input of ``policy_hash``)."""
         return self.model_dump(mode="json")
 
-    @property
+    @cached_property
     def policy_hash(self) -> str:
-        """``h(policy as JSON)[:16]``."""
+        """``h(policy as JSON)[:16]``, computed once per (immutable) policy."""
         return policy_hash_of(self.as_json())
 
 
