@@ -8,7 +8,7 @@ from pydantic import Field, TypeAdapter, model_validator
 
 from kebab_chunk.model._base import Frozen
 
-__all__ = ["SPAN_ADAPTER", "LineSpan", "PageSpan", "SourceSpan"]
+__all__ = ["SPAN_ADAPTER", "ElementSpan", "LineSpan", "PageSpan", "SourceSpan"]
 
 
 class LineSpan(Frozen):
@@ -46,5 +46,31 @@ class PageSpan(Frozen):
         return self
 
 
-SourceSpan = Annotated[LineSpan | PageSpan, Field(discriminator="kind")]
-SPAN_ADAPTER: TypeAdapter[LineSpan | PageSpan] = TypeAdapter(SourceSpan)
+class ElementSpan(Frozen):
+    """A range of one element's text in a structured source that has no text to slice.
+
+    For formats whose bytes are not the text (DOCX, docling JSON), ``ref`` names the
+    element so it can be found again: for DOCX the XPath of the element inside
+    ``word/document.xml`` (e.g. ``/w:document/w:body/w:p[3]``, with the namespace
+    prefixes declared on that file's root element), for docling JSON the item's JSON
+    pointer (``self_ref``, e.g. ``#/texts/7``). ``page`` is the 1-based page when the
+    source records one (docling provenance), else ``None``. Characters are 0-based,
+    half-open code-point offsets into that element's text as the parser renders it (a
+    paragraph's text, a table's or picture's block text).
+    """
+
+    kind: Literal["element"] = "element"
+    ref: str = Field(min_length=1)
+    page: int | None = Field(default=None, ge=1)
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ElementSpan:
+        if self.char_end < self.char_start:
+            raise ValueError("a span must not end before it starts")
+        return self
+
+
+SourceSpan = Annotated[LineSpan | PageSpan | ElementSpan, Field(discriminator="kind")]
+SPAN_ADAPTER: TypeAdapter[LineSpan | PageSpan | ElementSpan] = TypeAdapter(SourceSpan)

@@ -18,6 +18,13 @@ _REGISTRY: dict[str, str] = {
     "text/markdown": "kebab_chunk.parsers.markdown:MarkdownParser",
     "text/plain": "kebab_chunk.parsers.text:PlainTextParser",
     "application/pdf": "kebab_chunk.parsers.pdf:PdfParser",
+    "text/html": "kebab_chunk.parsers.html:HtmlParser",
+    "text/csv": "kebab_chunk.parsers.csv_:CsvParser",
+    "text/tab-separated-values": "kebab_chunk.parsers.csv_:TsvParser",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": (
+        "kebab_chunk.parsers.docx:DocxParser"
+    ),
+    "application/vnd.docling+json": "kebab_chunk.parsers.docling_json:DoclingJsonParser",
 }
 
 _EXTENSIONS: dict[str, str] = {
@@ -32,6 +39,8 @@ _EXTENSIONS: dict[str, str] = {
     ".csv": "text/csv",
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ".json": "application/json",
+    ".tsv": "text/tab-separated-values",
+    ".docling.json": "application/vnd.docling+json",  # multi-dot: matched before splitext
 }
 
 
@@ -54,7 +63,11 @@ def detect_media_type(path: str, head: bytes = b"") -> str | None:
     """
     if head.startswith(b"%PDF-"):
         return "application/pdf"
-    ext = posixpath.splitext(path.lower())[1]
+    lowered = path.lower()
+    for suffix, media_type in _EXTENSIONS.items():  # multi-dot suffixes (".docling.json")
+        if suffix.count(".") > 1 and lowered.endswith(suffix):
+            return media_type
+    ext = posixpath.splitext(lowered)[1]
     return _EXTENSIONS.get(ext)
 
 
