@@ -14,7 +14,7 @@ from kebab_chunk.model.blocks import (
 from kebab_chunk.model.chunk import Chunk
 from kebab_chunk.model.document import CanonicalDocument
 from kebab_chunk.model.policy import ChunkPolicy, make_policy
-from kebab_chunk.model.spans import SPAN_ADAPTER, LineSpan, PageSpan, SourceSpan
+from kebab_chunk.model.spans import SPAN_ADAPTER, ElementSpan, LineSpan, PageSpan, SourceSpan
 
 __all__ = [
     "BLOCK_ADAPTER",
@@ -25,6 +25,7 @@ __all__ = [
     "Chunk",
     "ChunkPolicy",
     "CodeBlock",
+    "ElementSpan",
     "HeadingBlock",
     "ImageRefBlock",
     "LineSpan",
