@@ -16,6 +16,7 @@ from kebab_chunk.model import (
     Chunk,
     ChunkPolicy,
     CodeBlock,
+    ElementSpan,
     HeadingBlock,
     ImageRefBlock,
     LineSpan,
@@ -28,6 +29,7 @@ from kebab_chunk.model import (
 
 LINES = LineSpan(line_start=3, line_end=4, char_start=10, char_end=42)
 PAGE = PageSpan(page=2, char_start=0, char_end=120)
+ELEMENT = ElementSpan(ref="/w:document/w:body/w:p[3]", page=None, char_start=0, char_end=9)
 
 BLOCKS = [
     HeadingBlock(
@@ -63,8 +65,8 @@ BLOCKS = [
 ]
 
 
-@pytest.mark.parametrize("span", [LINES, PAGE], ids=["lines", "page"])
-def test_span_round_trip(span: LineSpan | PageSpan) -> None:
+@pytest.mark.parametrize("span", [LINES, PAGE, ELEMENT], ids=["lines", "page", "element"])
+def test_span_round_trip(span: LineSpan | PageSpan | ElementSpan) -> None:
     back = SPAN_ADAPTER.validate_json(SPAN_ADAPTER.dump_json(span))
     assert back == span and type(back) is type(span)
 
@@ -113,7 +115,7 @@ def test_chunk_round_trip_with_mixed_spans() -> None:
         heading_path=("A",),
         captions=("cap",),
         block_ids=("b",),
-        source_spans=(LINES, PAGE),
+        source_spans=(LINES, PAGE, ELEMENT),
         token_estimate=1,
         content_hash="0" * 64,
     )
