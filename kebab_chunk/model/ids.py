@@ -7,6 +7,7 @@ machine, or ``PYTHONHASHSEED``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,8 +26,39 @@ __all__ = [
 ]
 
 
+_SAFE_INT = 2**53  # RFC 8785 serialises integers exactly only within IEEE-754 precision
+
+
+def _flat_str_int_list(value: Any) -> bool:
+    """True for the shape of every id recipe: a list of str, safe ints and str lists."""
+    if not isinstance(value, list):
+        return False
+    for item in value:
+        if isinstance(item, str):
+            continue
+        if type(item) is int and -_SAFE_INT < item < _SAFE_INT:
+            continue
+        if isinstance(item, list) and all(isinstance(x, str) for x in item):
+            continue
+        return False
+    return True
+
+
 def canon(value: Any) -> bytes:
-    """RFC 8785 canonical JSON bytes of a JSON-compatible value."""
+    """RFC 8785 canonical JSON bytes of a JSON-compatible value.
+
+    The id recipes hash lists of strings and small integers millions of times per corpus;
+    for exactly that shape, compact ``json.dumps(ensure_ascii=False)`` produces the same
+    bytes as RFC 8785 (same escapes, lowercase ``\\u00xx`` for other control characters,
+    raw UTF-8 otherwise) at a fraction of the cost of the pure-Python ``rfc8785`` package.
+    Every other shape (objects, floats, big ints) goes through ``rfc8785``. A property test
+    checks the two agree.
+    """
+    if _flat_str_int_list(value):
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: let rfc8785 decide
+            pass
     return rfc8785.dumps(value)
 
 

@@ -11,6 +11,9 @@ import json
 from typing import Any
 
 import blake3
+import rfc8785
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kebab_chunk.model import ChunkPolicy, ids
 
@@ -93,3 +96,23 @@ PINNED = {
 def test_pinned_digests() -> None:
     for name, (compute, expected) in PINNED.items():
         assert compute() == expected, name
+
+
+_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", categories=None),
+    max_size=40,
+) | st.sampled_from(["\u2028", "\u2029", "\x7f", "\x1f", '"\\', "\ufffd", "😀", "\ud7ff"])
+_ITEM = _TEXT | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1) | st.lists(_TEXT)
+
+
+@given(st.lists(_ITEM, max_size=6))
+def test_fast_canonical_path_equals_rfc8785(value: list[Any]) -> None:
+    assert ids._flat_str_int_list(value)
+    assert ids.canon(value) == rfc8785.dumps(value)
+
+
+def test_other_shapes_use_rfc8785() -> None:
+    assert not ids._flat_str_int_list([2**60])  # rfc8785 refuses it; so must we
+    for value in ({"b": 1.5, "a": [1, "x"]}, [1.0, "x"], [None, True]):
+        assert not ids._flat_str_int_list(value)
+        assert ids.canon(value) == rfc8785.dumps(value)
