@@ -47,16 +47,21 @@ def make_chunk(
     heading_path: Sequence[str] = (),
     captions: Sequence[str] = (),
     is_slice: bool = False,
+    slice_start: int | None = None,
     token_estimate: int | None = None,
 ) -> Chunk:
     """Assemble one record with its content-addressed id.
 
     ``is_slice`` marks a chunk that is one of several slices of the same block(s); its id
     then uses ``f"{policy_hash}#c{char_start}"`` of its first span (DESIGN §3) so sibling
-    slices never collide. ``token_estimate`` defaults to the byte proxy of ``text``.
+    slices never collide. ``slice_start`` overrides that offset where the first span cannot
+    tell siblings apart (e.g. pieces of rendered text that all cite their block's whole
+    span: there the offset inside the block's text names the slice). ``token_estimate``
+    defaults to the byte proxy of ``text``.
     """
     plain = policy.policy_hash
-    id_policy = slice_id_policy(plain, spans[0].char_start) if is_slice else plain
+    start = spans[0].char_start if slice_start is None else slice_start
+    id_policy = slice_id_policy(plain, start) if is_slice else plain
     return Chunk(
         chunk_id=chunk_id(doc.doc_id, chunker_version, block_ids, id_policy),
         doc_id=doc.doc_id,

@@ -16,7 +16,10 @@ __all__ = ["DEFAULT_LABELS_BY_MEDIA_TYPE", "get_chunker", "registered_labels"]
 
 _REGISTRY: dict[str, str] = {
     "md-heading-v1": "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
+    "md-header-chars-v1": "kebab_chunk.chunkers.md_header_chars_v1:MdHeaderCharsV1Chunker",
     "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
+    "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
+    "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
 }
 
 #: Which labels a pipeline run applies when the user names none.
