@@ -1,8 +1,10 @@
 """Tokenizer names -> loaded tokenizers, cached per process.
 
 Canonical names (the only values a ``ChunkPolicy.tokenizer`` may hold, because the name is
-part of ``policy_hash``): ``bytes-3``; ``hf:all-MiniLM-L6-v2`` or ``hf:<path to
-tokenizer.json>``; ``tiktoken:cl100k_base`` and ``tiktoken:o200k_base``. The CLI may accept
+part of ``policy_hash``): ``bytes-3``; ``chars`` (one token per code point, the budget unit
+of character-sized chunkers such as ``md-header-chars-v1``); ``hf:all-MiniLM-L6-v2`` or
+``hf:<path to tokenizer.json>``; ``tiktoken:cl100k_base`` and ``tiktoken:o200k_base``.
+The CLI may accept
 the short aliases in :data:`ALIASES` and must pass them through
 :func:`canonical_tokenizer_name` before building a policy, so two spellings of one
 tokenizer never give two policy hashes. Loading is lazy (heavy packages are imported only
@@ -29,7 +31,20 @@ ALIASES: dict[str, str] = {
     "sentence-transformers/all-MiniLM-L6-v2": "hf:all-MiniLM-L6-v2",
 }
 
-_EXAMPLES = "'bytes-3', 'hf:all-MiniLM-L6-v2', 'hf:/path/to/tokenizer.json', 'tiktoken:cl100k_base'"
+_EXAMPLES = (
+    "'bytes-3', 'chars', 'hf:all-MiniLM-L6-v2', 'hf:/path/to/tokenizer.json', "
+    "'tiktoken:cl100k_base'"
+)
+
+
+class CharTokenizer:
+    """One token per code point: lets a policy express a character budget."""
+
+    name = "chars"
+    max_tokens: int | None = None
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
 
 
 def canonical_tokenizer_name(name: str) -> str:
@@ -43,6 +58,8 @@ def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer for a canonical name; unknown or unloadable names get one sentence."""
     if name == DEFAULT_TOKENIZER:
         return ByteProxyTokenizer()
+    if name == "chars":
+        return CharTokenizer()
     if name.startswith("hf:") and len(name) > 3:
         from kebab_chunk.tokenizers.hf import load_hf_tokenizer
 

@@ -199,3 +199,12 @@ def test_importing_the_package_loads_no_heavy_dependency() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_chars_tokenizer_counts_code_points() -> None:
+    from kebab_chunk.tokenizers import get_tokenizer
+
+    tok = get_tokenizer("chars")
+    assert tok.name == "chars"
+    assert tok.count_tokens("") == 0
+    assert tok.count_tokens("héllo 東京😀") == 9
