@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import NoReturn
 
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
-from kebab_chunk.errors import KebabError
+from kebab_chunk.errors import KebabError, ParseError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers import parse_document
+from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+EXIT_DATA = 1  # some input files could not be parsed; the others were processed
 
 
 class _UsageError(Exception):
@@ -43,20 +45,29 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target-tokens", type=int, default=defaults.target_tokens)
     parser.add_argument("--overlap-tokens", type=int, default=defaults.overlap_tokens)
     parser.add_argument("--max-tokens", type=int, default=defaults.max_tokens)
-    parser.add_argument("--tokenizer", default=defaults.tokenizer)
+    parser.add_argument(
+        "--tokenizer",
+        default=defaults.tokenizer,
+        help="bytes-3 (default), chars, hf:all-MiniLM-L6-v2, hf:PATH, tiktoken:cl100k_base, "
+        "tiktoken:o200k_base (short forms cl100k_base, o200k_base, all-MiniLM-L6-v2)",
+    )
     parser.add_argument("--no-merge-peers", dest="merge_peers", action="store_false")
     parser.add_argument("--no-merge-list-items", dest="merge_list_items", action="store_false")
 
 
 def policy_from_args(args: argparse.Namespace) -> ChunkPolicy:
-    return make_policy(
+    """The validated policy; the tokenizer name is canonicalised and loaded once up front,
+    so a bad name fails here in one sentence rather than once per document."""
+    policy = make_policy(
         target_tokens=args.target_tokens,
         overlap_tokens=args.overlap_tokens,
         max_tokens=args.max_tokens,
-        tokenizer=args.tokenizer,
+        tokenizer=canonical_tokenizer_name(args.tokenizer),
         merge_peers=args.merge_peers,
         merge_list_items=args.merge_list_items,
     )
+    get_tokenizer(policy.tokenizer)
+    return policy
 
 
 def _build_parser() -> _Parser:
@@ -120,15 +131,21 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_chunk(args: argparse.Namespace) -> int:
+    """Chunk every file; a file that fails to parse is reported and skipped (exit 1)."""
     chunker = get_chunker(args.chunker)
     policy = policy_from_args(args)
-    inputs = [(path, _read(path), _source_uri(path, args.root)) for path in args.files]
-    out = sys.stdout
-    for _path, raw, uri in inputs:
-        doc = parse_document(raw, uri)
+    inputs = [(_read(path), _source_uri(path, args.root)) for path in args.files]
+    status = 0
+    for raw, uri in inputs:
+        try:
+            doc = parse_document(raw, uri)
+        except ParseError as exc:
+            sys.stderr.write(f"kebab-chunk: {str(exc).rstrip('.')}.\n")  # names the file
+            status = EXIT_DATA
+            continue
         for record in chunker.chunk(doc, policy):
-            out.write(record.model_dump_json() + "\n")
-    return 0
+            sys.stdout.write(record.model_dump_json() + "\n")
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

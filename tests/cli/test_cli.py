@@ -103,3 +103,59 @@ def test_user_errors_are_one_sentence_and_exit_2(args: list[str], needle: str) -
     assert len(lines) == 1, result.stderr
     assert needle in lines[0]
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "fixtures/docx/report.docx",
+        "fixtures/html/article.html",
+        "fixtures/csv/inventory.csv",
+        "fixtures/corpus/notes/release-notes-2.4.txt",
+        "fixtures/corpus/guides/configuration.md",
+        "fixtures/pdf/one-long-page.pdf",
+        "fixtures/docling/report.docling.json",
+    ],
+)
+def test_hybrid_contextualised_counts_never_exceed_max_tokens(path: str) -> None:
+    """Issue 5's done-line: every format, cl100k_base, --max-tokens 256 (and a tight 48)."""
+    from kebab_chunk.chunkers.contextualize import contextualize
+    from kebab_chunk.model import Chunk
+    from kebab_chunk.tokenizers import get_tokenizer
+
+    count = get_tokenizer("tiktoken:cl100k_base").count_tokens
+    for limit in ("256", "48"):
+        result = _run(
+            "chunk",
+            path,
+            "--chunker",
+            "hybrid-v1",
+            "--tokenizer",
+            "cl100k_base",
+            "--max-tokens",
+            limit,
+            "--target-tokens",
+            limit,
+            "--overlap-tokens",
+            "0",
+        )
+        assert result.returncode == 0, result.stderr
+        chunks = [Chunk.model_validate_json(line) for line in result.stdout.splitlines()]
+        assert chunks, f"{path} gave no chunks"
+        for chunk in chunks:
+            assert chunk.token_estimate == count(contextualize(chunk))
+            assert chunk.token_estimate <= int(limit), (path, limit, chunk.text[:80])
+
+
+def test_one_unparseable_file_is_reported_and_the_others_still_chunk() -> None:
+    result = _run(
+        "chunk",
+        "fixtures/docx/not-a-zip.docx",
+        "fixtures/docx/report.docx",
+        "--chunker",
+        "hierarchical-v1",
+    )
+    assert result.returncode == 1
+    assert "not-a-zip.docx" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    uris = {json.loads(line)["source_uri"] for line in result.stdout.splitlines()}
+    assert uris == {"fixtures/docx/report.docx"}
