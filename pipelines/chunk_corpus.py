@@ -1,0 +1,322 @@
+# mypy: disallow-untyped-calls=False
+# (Beam ships partial type hints: its transforms are untyped callables.)
+"""The chunking job: corpus directory -> versioned chunks in Parquet, errors, manifest.
+
+Run it as ``kebab-chunk run ...`` or ``python -m pipelines.chunk_corpus ...``. Options of
+our own are parsed here; every other argument is a standard Beam pipeline option
+(``--runner``, ``--direct_running_mode``, ``--job_endpoint``, ``--project``, ...), passed
+through unchanged, so the same command runs on the DirectRunner, Flink or Dataflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.runner import PipelineResult, PipelineState
+
+from kebab_chunk.beam import (
+    ChunkDocuments,
+    ParseDocuments,
+    ReadCorpus,
+    ValidateChunks,
+    WriteChunks,
+    WriteErrors,
+    WriteManifest,
+    manifest_header,
+    run_labels,
+)
+from kebab_chunk.beam.locations import CorpusLocation, prepare_output, resolve_corpus
+from kebab_chunk.beam.manifest import MANIFEST_NAME, run_info
+from kebab_chunk.beam.parse import DEFAULT_PARSE_TIMEOUT_S
+from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
+from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.errors import KebabError
+from kebab_chunk.model import ChunkPolicy, make_policy
+from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
+
+__all__ = ["RunConfig", "build_pipeline", "main", "parse_args", "run"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A command-line problem; the message is the one sentence printed to the user."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that shapes a run, validated on the launching machine."""
+
+    input: str
+    output: str
+    corpus: CorpusLocation
+    labels: tuple[str, ...] | None  # None: the defaults per media type
+    policy: ChunkPolicy
+    max_file_bytes: int
+    parse_timeout_s: float
+    overwrite: bool
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; run with --help for the options.")
+
+
+def _arg_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="kebab-chunk run",
+        allow_abbrev=False,
+        description="Chunk a corpus into versioned, content-addressed Parquet records. "
+        "Any other --option is a standard Apache Beam pipeline option (e.g. --runner, "
+        "--direct_running_mode, --direct_num_workers, --job_endpoint, --project).",
+    )
+    p.add_argument(
+        "--input", required=True, help="corpus directory, glob or file (local, gs:// or s3://)"
+    )
+    p.add_argument(
+        "--output",
+        required=True,
+        help="output directory: chunks/, errors/ and manifest.json are written there",
+    )
+    p.add_argument(
+        "--chunkers",
+        default=None,
+        help="comma-separated chunker labels "
+        "(default: md-heading-v1 for Markdown/text, pdf-page-v1 for PDF)",
+    )
+    defaults = ChunkPolicy()
+    p.add_argument(
+        "--target-tokens",
+        type=int,
+        default=None,
+        help=f"chunk size target in tokens (default {defaults.target_tokens})",
+    )
+    p.add_argument(
+        "--overlap-tokens",
+        type=int,
+        default=None,
+        help=f"tokens shared by neighbouring chunks (default {defaults.overlap_tokens})",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="hard cap of token-aware chunkers (default: the tokenizer's limit)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        default=None,
+        help="token counter: bytes-3 (default), hf:<name or tokenizer.json>, tiktoken:<encoding>",
+    )
+    p.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=DEFAULT_MAX_FILE_BYTES,
+        help="larger files become error rows without being read (default %(default)s)",
+    )
+    p.add_argument(
+        "--parse-timeout-s",
+        type=float,
+        default=DEFAULT_PARSE_TIMEOUT_S,
+        help="per-document parse time budget in seconds (default %(default)s)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a previous output in --output (all of it)"
+    )
+    return p
+
+
+def _check_beam_args(beam_args: Sequence[str]) -> None:
+    """Refuse arguments no Beam option knows, instead of Beam's silent discard."""
+    try:
+        from apache_beam.options.pipeline_options import _BeamArgumentParser
+    except ImportError:  # pragma: no cover - a future Beam without the private parser
+        return
+
+    class _Strict(_BeamArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (an Apache Beam option); run with --help for usage.")
+
+    parser = _Strict(allow_abbrev=False)
+    seen: dict[str, type] = {}
+    for cls in PipelineOptions.__subclasses__():
+        seen.setdefault(str(cls), cls)
+    for cls in seen.values():
+        cls._add_argparse_args(parser)
+    _, unknown = parser.parse_known_args(list(beam_args))
+    if unknown:
+        raise UsageError(
+            f"unknown option {unknown[0]!r} (neither a kebab-chunk nor an Apache Beam "
+            "option); run with --help for the options."
+        )
+
+
+def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
+    """Our options -> a validated RunConfig; the rest -> Beam arguments.
+
+    Raises UsageError (or a KebabError) with one sentence on any bad value; does not
+    touch the output directory.
+    """
+    known, beam_args = _arg_parser().parse_known_args(list(argv))
+    _check_beam_args(beam_args)
+    labels: tuple[str, ...] | None = None
+    if known.chunkers is not None:
+        labels = tuple(dict.fromkeys(s.strip() for s in known.chunkers.split(",") if s.strip()))
+        if not labels:
+            raise UsageError("--chunkers is empty; name at least one chunker label.")
+        for label in labels:
+            get_chunker(label)
+    tokenizer = None
+    if known.tokenizer is not None:
+        tokenizer = canonical_tokenizer_name(known.tokenizer)
+        get_tokenizer(tokenizer)  # TokenizerError: one sentence naming the valid spellings
+    fields = {
+        name: value
+        for name, value in (
+            ("target_tokens", known.target_tokens),
+            ("overlap_tokens", known.overlap_tokens),
+            ("max_tokens", known.max_tokens),
+            ("tokenizer", tokenizer),
+        )
+        if value is not None
+    }
+    policy = make_policy(**fields)
+    if known.max_file_bytes <= 0:
+        raise UsageError(f"--max-file-bytes must be > 0, got {known.max_file_bytes}.")
+    if not known.parse_timeout_s > 0:
+        raise UsageError(f"--parse-timeout-s must be > 0, got {known.parse_timeout_s}.")
+    config = RunConfig(
+        input=known.input,
+        output=known.output,
+        corpus=resolve_corpus(known.input),
+        labels=labels,
+        policy=policy,
+        max_file_bytes=known.max_file_bytes,
+        parse_timeout_s=known.parse_timeout_s,
+        overwrite=known.overwrite,
+    )
+    return config, list(beam_args)
+
+
+def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
+    """Wire the transforms; ``output`` is the prepared (normalised) output path."""
+    labels = run_labels(config.labels)
+    read = p | "Read corpus" >> ReadCorpus(config.corpus, max_file_bytes=config.max_file_bytes)
+    parsed = read["documents"] | "Parse documents" >> ParseDocuments(
+        timeout_s=config.parse_timeout_s
+    )
+    chunked = parsed["documents"] | "Chunk documents" >> ChunkDocuments(
+        config.labels, config.policy
+    )
+    valid = chunked["chunks"] | "Validate chunks" >> ValidateChunks()
+    errors = (
+        read["errors"],
+        parsed["errors"],
+        chunked["errors"],
+        valid["errors"],
+    ) | "Collect errors" >> beam.Flatten()
+    written = (
+        valid["chunks"] | "Write chunks" >> WriteChunks(output, labels),
+        errors | "Write errors" >> WriteErrors(output),
+    ) | "Collect written files" >> beam.Flatten()
+    header = manifest_header(
+        labels=labels,
+        requested=config.labels,
+        policy=config.policy,
+        max_file_bytes=config.max_file_bytes,
+        parse_timeout_s=config.parse_timeout_s,
+    )
+    info = run_info(
+        input_path=config.input,
+        output=output,
+        pipeline_options=p.options.get_all_options(drop_default=True),
+    )
+    _ = {
+        "files": read["files"],
+        "outcomes": chunked["outcomes"],
+        "chunks": valid["chunks"],
+        "errors": errors,
+        "written": written,
+    } | "Write manifest" >> WriteManifest(output, header, info)
+
+
+def run(config: RunConfig, beam_args: Sequence[str]) -> tuple[PipelineResult, str]:
+    """Prepare the output, run the job to completion; returns the result and output path."""
+    output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+    return _execute(config, beam_args, output), output
+
+
+def _execute(config: RunConfig, beam_args: Sequence[str], output: str) -> PipelineResult:
+    p = beam.Pipeline(options=PipelineOptions(list(beam_args)))
+    build_pipeline(p, config, output)
+    result = p.run()
+    result.wait_until_finish()
+    return result
+
+
+def _summary(manifest: dict[str, Any], output: str) -> str:
+    counts, acc = manifest["counts"], manifest["accounting"]
+    labels = ", ".join(f"{k}={v}" for k, v in counts["chunks_by_label"].items()) or "none"
+    errors = (
+        ", ".join(
+            f"{stage}/{t}={n}"
+            for stage, by_type in counts["errors_by_stage"].items()
+            for t, n in by_type.items()
+        )
+        or "none"
+    )
+    return "\n".join(
+        [
+            f"kebab-chunk: wrote {counts['chunks_total']} chunks to {output}",
+            f"  files matched {acc['files_matched']} = chunked {acc['documents_chunked']}"
+            f" + zero chunks {acc['documents_with_zero_chunks']} + errors {acc['errors']}"
+            f" ({'closes' if acc['closes'] else 'DOES NOT CLOSE'})",
+            f"  chunks by label: {labels}",
+            f"  errors: {errors}",
+            "  query (DuckDB SQL): SELECT chunker_version, count(*) FROM read_parquet("
+            f"'{output}/chunks/*/*.parquet', hive_partitioning = true) GROUP BY 1;",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``kebab-chunk run``; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        config, beam_args = parse_args(args)
+        output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    except (UsageError, KebabError) as exc:
+        print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = _execute(config, beam_args, output)
+    except Exception as exc:  # the runner's failure, reported in one line, not a traceback
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        print(
+            f"kebab-chunk run: error: the pipeline failed ({type(exc).__name__}: {first}); "
+            "see the log above for the worker's traceback.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    state = result.state
+    if state != PipelineState.DONE:
+        print(f"kebab-chunk run: error: the pipeline ended in state {state}.", file=sys.stderr)
+        return EXIT_FAILED
+    with FileSystems.open(f"{output}/{MANIFEST_NAME}") as f:
+        manifest = json.loads(f.read().decode())
+    print(_summary(manifest, output))
+    return EXIT_OK if manifest["accounting"]["closes"] else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

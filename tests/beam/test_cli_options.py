@@ -1,0 +1,136 @@
+"""``pipelines.chunk_corpus.main``: option errors are one sentence and exit 2; --overwrite.
+
+Usage errors are caught on the launching machine, before any pipeline runs, so most of these
+tests take milliseconds; the two --overwrite runs use a two-file corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kebab_chunk.beam.write import part_name
+from pipelines.chunk_corpus import main
+from tests.beam.helpers import CORPUS, QUIET, output_chunks, quiet_beam, reference_run
+
+quiet_beam()
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for uri in ("guides/installation.md", "notes/release-notes-2.4.txt"):
+        shutil.copy(CORPUS / uri, root / Path(uri).name)
+    return root
+
+
+def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("kebab-chunk run: error: "), err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--chunkers", "md-heading-v1,nope-v1"], "unknown chunker label 'nope-v1'"),
+        (["--chunkers", " , "], "--chunkers is empty"),
+        (["--target-tokens", "100", "--overlap-tokens", "100"], "overlap_tokens"),
+        (["--target-tokens", "0"], "target_tokens"),
+        (["--tokenizer", "no-such-tokenizer"], "unknown tokenizer"),
+        (["--max-file-bytes", "0"], "--max-file-bytes must be > 0"),
+        (["--parse-timeout-s", "-1"], "--parse-timeout-s must be > 0"),
+        (["--taget-tokens", "100"], "unknown option '--taget-tokens'"),
+        (["--runner"], "--runner"),
+    ],
+)
+def test_bad_options_are_one_sentence_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    tiny_corpus: Path,
+    tmp_path: Path,
+    extra: list[str],
+    needle: str,
+) -> None:
+    argv = ["--input", str(tiny_corpus), "--output", str(tmp_path / "out"), *extra]
+    assert needle in _usage_error(capsys, argv)
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_and_unmatched_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert "--input" in _usage_error(capsys, ["--output", str(tmp_path / "out")])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    err = _usage_error(capsys, ["--input", str(empty), "--output", str(tmp_path / "out")])
+    assert "matches no files" in err
+
+
+def test_output_that_is_a_file_is_refused(
+    capsys: pytest.CaptureFixture[str], tiny_corpus: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "out.parquet"
+    target.write_bytes(b"not a directory")
+    err = _usage_error(capsys, ["--input", str(tiny_corpus), "--output", str(target)])
+    assert "is a file" in err
+
+
+def test_output_inside_the_input_is_refused(
+    capsys: pytest.CaptureFixture[str], tiny_corpus: Path
+) -> None:
+    err = _usage_error(capsys, ["--input", str(tiny_corpus), "--output", str(tiny_corpus / "out")])
+    assert "inside the corpus" in err
+
+
+def test_non_empty_output_needs_overwrite_and_foreign_data_is_never_deleted(
+    capsys: pytest.CaptureFixture[str], tiny_corpus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    (out / "chunks").mkdir(parents=True)
+    err = _usage_error(capsys, ["--input", str(tiny_corpus), "--output", str(out)])
+    assert "--overwrite" in err
+    (out / "thesis.tex").write_text("years of work")
+    err = _usage_error(capsys, ["--input", str(tiny_corpus), "--output", str(out), "--overwrite"])
+    assert "refusing to overwrite" in err and "thesis.tex" in err
+    assert (out / "thesis.tex").read_text() == "years of work"
+
+
+def test_overwrite_replaces_the_whole_output(
+    capsys: pytest.CaptureFixture[str], tiny_corpus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    argv = ["--input", str(tiny_corpus), "--output", str(out), *QUIET]
+    assert main(argv) == 0
+    summary = capsys.readouterr().out
+    assert "closes" in summary and "read_parquet" in summary
+    stale_shard = out / "chunks" / "chunker_version=md-heading-v1" / part_name(3, 4)
+    stale_label = out / "chunks" / "chunker_version=old-label-v0" / part_name(0, 1)
+    for stale in (stale_shard, stale_label):
+        stale.parent.mkdir(parents=True, exist_ok=True)
+        stale.write_bytes(b"stale")
+    assert (
+        main(
+            [
+                *argv,
+                "--overwrite",
+                "--chunkers",
+                "md-heading-v1",
+                "--target-tokens",
+                "128",
+                "--overlap-tokens",
+                "16",
+            ]
+        )
+        == 0
+    )
+    assert not stale_shard.exists() and not stale_label.parent.exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["options"]["chunkers"] == ["md-heading-v1"]
+    assert manifest["policy"]["target_tokens"] == 128
+    from kebab_chunk.model import make_policy
+
+    policy = make_policy(target_tokens=128, overlap_tokens=16)
+    assert output_chunks(out) == reference_run(tiny_corpus, ["md-heading-v1"], policy).chunks
