@@ -4,8 +4,7 @@ Canonical names (the only values a ``ChunkPolicy.tokenizer`` may hold, because t
 part of ``policy_hash``): ``bytes-3``; ``chars`` (one token per code point, the budget unit
 of character-sized chunkers such as ``md-header-chars-v1``); ``hf:all-MiniLM-L6-v2`` or
 ``hf:<path to tokenizer.json>``; ``tiktoken:cl100k_base`` and ``tiktoken:o200k_base``.
-The CLI may accept
-the short aliases in :data:`ALIASES` and must pass them through
+The CLI may accept the short aliases in :data:`ALIASES` and must pass them through
 :func:`canonical_tokenizer_name` before building a policy, so two spellings of one
 tokenizer never give two policy hashes. Loading is lazy (heavy packages are imported only
 when their tokenizer is asked for) and happens once per process and name.
