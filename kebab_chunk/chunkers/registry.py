@@ -27,6 +27,12 @@ DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
     "text/markdown": ("md-heading-v1",),
     "text/plain": ("md-heading-v1",),
     "application/pdf": ("pdf-page-v1",),
+    # Formats whose block text is rendered, not a source slice: the token-aware chunker.
+    "text/html": ("hybrid-v1",),
+    "text/csv": ("hybrid-v1",),
+    "text/tab-separated-values": ("hybrid-v1",),
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ("hybrid-v1",),
+    "application/vnd.docling+json": ("hybrid-v1",),
 }
 
 
