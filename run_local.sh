@@ -37,6 +37,8 @@ case "$cmd" in
     "$PY" -m kebab_chunk.cli run --input fixtures/corpus --output out/local --overwrite "$@"
     ;;
   test)
+    # The browser tests render the HTML viewer in Debian's headless Chromium.
+    bash tests/browser/ensure_chromium.sh
     "$PY" -m ruff check kebab_chunk pipelines tests benchmarks
     "$PY" -m mypy
     "$PY" -m pytest -q "$@"

@@ -19,6 +19,7 @@ from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import KebabError, ParseError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers import parse_document
+from kebab_chunk.report.progress import Progress
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["main"]
@@ -86,6 +87,12 @@ def _build_parser() -> _Parser:
     p_chunk.add_argument("--root", help="make source_uri relative to this directory")
     add_policy_arguments(p_chunk)
 
+    from kebab_chunk.report.cli import add_inspect_parser, add_report_parser, add_view_parser
+
+    add_inspect_parser(sub)
+    add_report_parser(sub)
+    add_view_parser(sub)
+
     sub.add_parser(
         "run",
         help="run the Beam pipeline over a corpus (see 'kebab-chunk run --help')",
@@ -136,15 +143,18 @@ def _cmd_chunk(args: argparse.Namespace) -> int:
     policy = policy_from_args(args)
     inputs = [(_read(path), _source_uri(path, args.root)) for path in args.files]
     status = 0
-    for raw, uri in inputs:
-        try:
-            doc = parse_document(raw, uri)
-        except ParseError as exc:
-            sys.stderr.write(f"kebab-chunk: {str(exc).rstrip('.')}.\n")  # names the file
-            status = EXIT_DATA
-            continue
-        for record in chunker.chunk(doc, policy):
-            sys.stdout.write(record.model_dump_json() + "\n")
+    with Progress(total=len(inputs)) as progress:
+        for raw, uri in inputs:
+            try:
+                doc = parse_document(raw, uri)
+            except ParseError as exc:
+                sys.stderr.write(f"kebab-chunk: {str(exc).rstrip('.')}.\n")  # names the file
+                status = EXIT_DATA
+                progress.advance(error=True)
+                continue
+            for record in chunker.chunk(doc, policy):
+                sys.stdout.write(record.model_dump_json() + "\n")
+            progress.advance()
     return status
 
 
@@ -162,6 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_chunkers()
         if args.command == "parse":
             return _cmd_parse(args)
+        if args.command in ("inspect", "report", "view"):
+            from kebab_chunk.report.cli import cmd_inspect, cmd_report, cmd_view
+
+            commands = {"inspect": cmd_inspect, "report": cmd_report, "view": cmd_view}
+            return commands[args.command](args)
         return _cmd_chunk(args)
     except (_UsageError, KebabError) as exc:
         message = str(exc).rstrip(".")
