@@ -33,6 +33,12 @@ from kebab_chunk.beam import (
     manifest_header,
     run_labels,
 )
+from kebab_chunk.beam.incremental import (
+    PreviousRun,
+    incremental_summary,
+    load_previous,
+    reuse_previous,
+)
 from kebab_chunk.beam.locations import CorpusLocation, prepare_output, resolve_corpus
 from kebab_chunk.beam.manifest import MANIFEST_NAME, run_info
 from kebab_chunk.beam.parse import DEFAULT_PARSE_TIMEOUT_S
@@ -63,6 +69,7 @@ class RunConfig:
     max_file_bytes: int
     parse_timeout_s: float
     overwrite: bool
+    previous: PreviousRun | None = None  # --previous: reuse what did not change
 
 
 class _Parser(argparse.ArgumentParser):
@@ -130,6 +137,13 @@ def _arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous output in --output (all of it)"
+    )
+    p.add_argument(
+        "--previous",
+        default=None,
+        metavar="PREV_OUTPUT",
+        help="an earlier run's output: documents whose bytes, parser, chunker label and "
+        "policy are unchanged are not parsed again, their records are carried forward",
     )
     return p
 
@@ -202,21 +216,26 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         max_file_bytes=known.max_file_bytes,
         parse_timeout_s=known.parse_timeout_s,
         overwrite=known.overwrite,
+        previous=_previous_run(known.previous, known.output),
     )
     return config, list(beam_args)
+
+
+def _previous_run(previous: str | None, output: str) -> PreviousRun | None:
+    """``--previous`` checked on the launching machine (OutputDirError: one sentence)."""
+    return load_previous(previous, output=output) if previous is not None else None
 
 
 def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     """Wire the transforms; ``output`` is the prepared (normalised) output path."""
     labels = run_labels(config.labels)
     read = p | "Read corpus" >> ReadCorpus(config.corpus, max_file_bytes=config.max_file_bytes)
-    parsed = read["documents"] | "Parse documents" >> ParseDocuments(
-        timeout_s=config.parse_timeout_s
-    )
+    reuse = reuse_previous(config.previous, read, config.labels, config.policy)
+    parsed = reuse.documents | "Parse documents" >> ParseDocuments(timeout_s=config.parse_timeout_s)
     chunked = parsed["documents"] | "Chunk documents" >> ChunkDocuments(
         config.labels, config.policy
     )
-    valid = chunked["chunks"] | "Validate chunks" >> ValidateChunks()
+    valid = reuse.with_chunks(chunked["chunks"]) | "Validate chunks" >> ValidateChunks()
     errors = (
         read["errors"],
         parsed["errors"],
@@ -241,10 +260,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     )
     _ = {
         "files": read["files"],
-        "outcomes": chunked["outcomes"],
+        "outcomes": reuse.with_outcomes(chunked["outcomes"]),
         "chunks": valid["chunks"],
         "errors": errors,
         "written": written,
+        **reuse.manifest_inputs(),
     } | "Write manifest" >> WriteManifest(output, header, info)
 
 
@@ -315,6 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with FileSystems.open(f"{output}/{MANIFEST_NAME}") as f:
         manifest = json.loads(f.read().decode())
     print(_summary(manifest, output))
+    if line := incremental_summary(manifest):
+        print(line)
     return EXIT_OK if manifest["accounting"]["closes"] else EXIT_FAILED
 
 

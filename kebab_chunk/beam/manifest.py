@@ -26,7 +26,7 @@ from typing import Any
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.pvalue import AsList, PCollection
+from apache_beam.pvalue import AsList, AsSingleton, PCollection
 from apache_beam.transforms import combiners
 
 from kebab_chunk import __version__
@@ -288,7 +288,9 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
     Input: a dict of PCollections ``files`` (SourceFile), ``outcomes`` (DocumentOutcome),
     ``chunks`` (the validated Chunks), ``errors`` (every ErrorRecord) and ``written``
     (WrittenFile of every part file; the manifest waits for them, so a manifest present
-    means the output is complete). Output: the manifest path.
+    means the output is complete); optionally ``incremental`` (one dict, the counts of an
+    incremental run, written as the manifest's ``incremental`` section). Output: the
+    manifest path.
     """
 
     def __init__(self, output: str, header: Mapping[str, Any], info: Mapping[str, Any]) -> None:
@@ -313,11 +315,20 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
             | "Classify files" >> beam.ParDo(_ClassifyFn())
             | "Summarise" >> beam.CombineGlobally(_SummariseFn())
         )
+        if "incremental" in inputs:  # --previous runs: see kebab_chunk/beam/incremental.py
+            summary = summary | "Add incremental counts" >> beam.Map(
+                _with_incremental, AsSingleton(inputs["incremental"])
+            )
         path: PCollection[str] = summary | "Write manifest" >> beam.ParDo(
             _WriteManifestFn(self._output, self._header, self._info),
             AsList(inputs["written"]),
         )
         return path
+
+
+def _with_incremental(summary: Mapping[str, Any], incremental: Any) -> dict[str, Any]:
+    """The summary with the ``incremental`` section (reused/rechunked/new/deleted counts)."""
+    return {**summary, "incremental": incremental}
 
 
 def _source_and_label(chunk: Chunk) -> tuple[str, str]:

@@ -20,5 +20,5 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends chromium >/dev/null
+apt-get install -y -qq chromium >/dev/null
 "$CHROMIUM" --version
