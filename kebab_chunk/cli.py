@@ -9,12 +9,11 @@ sentence on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
+from kebab_chunk._cli_io import UsageError, read_input, source_uri_for
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import KebabError, ParseError
 from kebab_chunk.model import ChunkPolicy, make_policy
@@ -26,10 +25,6 @@ __all__ = ["main"]
 
 EXIT_USAGE = 2
 EXIT_DATA = 1  # some input files could not be parsed; the others were processed
-
-
-class _UsageError(Exception):
-    """A user error that ends the command with one sentence and exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,29 +96,6 @@ def _build_parser() -> _Parser:
     return parser
 
 
-def _source_uri(path: str, root: str | None) -> str:
-    """The path as given (POSIX), or relative to ``root`` when one is given."""
-    if root is None:
-        return Path(path).as_posix()
-    try:
-        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
-    except ValueError:
-        raise _UsageError(
-            f"{path} is not inside --root {root}; pass a root that contains it"
-        ) from None
-
-
-def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise _UsageError(f"{path} does not exist; check the path") from None
-    except IsADirectoryError:
-        raise _UsageError(f"{path} is a directory; pass files (or use 'kebab-chunk run')") from None
-    except OSError as exc:
-        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
 def _cmd_chunkers() -> int:
     for label in registered_labels():
         print(f"{label}\t{get_chunker(label).accepts_description}")
@@ -131,8 +103,8 @@ def _cmd_chunkers() -> int:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    raw = _read(args.file)
-    doc = parse_document(raw, _source_uri(args.file, args.root))
+    raw = read_input(args.file)
+    doc = parse_document(raw, source_uri_for(args.file, args.root))
     print(doc.model_dump_json(indent=2))
     return 0
 
@@ -141,7 +113,7 @@ def _cmd_chunk(args: argparse.Namespace) -> int:
     """Chunk every file; a file that fails to parse is reported and skipped (exit 1)."""
     chunker = get_chunker(args.chunker)
     policy = policy_from_args(args)
-    inputs = [(_read(path), _source_uri(path, args.root)) for path in args.files]
+    inputs = [(read_input(path), source_uri_for(path, args.root)) for path in args.files]
     status = 0
     with Progress(total=len(inputs)) as progress:
         for raw, uri in inputs:
@@ -178,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             commands = {"inspect": cmd_inspect, "report": cmd_report, "view": cmd_view}
             return commands[args.command](args)
         return _cmd_chunk(args)
-    except (_UsageError, KebabError) as exc:
+    except (UsageError, KebabError) as exc:
         message = str(exc).rstrip(".")
         sys.stderr.write(f"kebab-chunk: {message}.\n")
         return EXIT_USAGE

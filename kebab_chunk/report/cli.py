@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from kebab_chunk._cli_io import UsageError, read_input, source_uri_for
 from kebab_chunk.errors import KebabError
 
 __all__ = [
@@ -29,10 +29,6 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULT_TOP = 5
 
 
-class _UsageError(Exception):
-    """A user error; the message is the one sentence printed."""
-
-
 def _fail(exc: BaseException) -> int:
     message = str(exc).strip().rstrip(".")
     sys.stderr.write(f"kebab-chunk: {message}.\n")
@@ -43,9 +39,9 @@ def _check_target(path: str) -> Path:
     """Refuse an unusable output path before any work is done."""
     target = Path(path)
     if target.is_dir():
-        raise _UsageError(f"{path} is a directory; pass a file name such as {path}/page.html")
+        raise UsageError(f"{path} is a directory; pass a file name such as {path}/page.html")
     if not target.parent.is_dir():
-        raise _UsageError(f"the directory of {path} does not exist; create it or pick another path")
+        raise UsageError(f"the directory of {path} does not exist; create it or pick another path")
     return target
 
 
@@ -54,7 +50,7 @@ def _write(path: str, text: str) -> None:
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _top(value: str) -> int:
@@ -143,7 +139,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         data = load_output(args.output)
         other = load_output(args.compare) if args.compare else None
         _write(args.html, render_report(data, other, top=args.top))
-    except (KebabError, _UsageError, MissingDependencyError) as exc:
+    except (KebabError, UsageError, MissingDependencyError) as exc:
         return _fail(exc)
     print(f"kebab-chunk: wrote report of {args.output} to {args.html}")
     return EXIT_OK
@@ -178,34 +174,12 @@ def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _source_uri(path: str, root: str | None) -> str:
-    if root is None:
-        return Path(path).as_posix()
-    try:
-        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
-    except ValueError:
-        raise _UsageError(
-            f"{path} is not inside --root {root}; pass a root that contains it"
-        ) from None
-
-
-def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise _UsageError(f"{path} does not exist; check the path") from None
-    except IsADirectoryError:
-        raise _UsageError(f"{path} is a directory; pass one document") from None
-    except OSError as exc:
-        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
 def _default_label(media_type: str) -> str:
     from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 
     labels = DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type)
     if not labels:
-        raise _UsageError(
+        raise UsageError(
             f"there is no default chunker for {media_type}; pass --chunker LABEL "
             "(see 'kebab-chunk chunkers')"
         )
@@ -220,13 +194,13 @@ def _chunks_from_output(output: str, source_uri: str, label: str) -> list[Any]:
     try:
         table = read_chunks(output)
     except (FileNotFoundError, OSError) as exc:
-        raise _UsageError(f"cannot read the chunks of {output} ({exc})") from None
+        raise UsageError(f"cannot read the chunks of {output} ({exc})") from None
     mask = pc.and_(
         pc.equal(table["source_uri"], source_uri), pc.equal(table["chunker_version"], label)
     )
     rows = table.filter(mask).to_pylist()
     if not rows:
-        raise _UsageError(
+        raise UsageError(
             f"{output} has no {label} chunks with source_uri {source_uri!r}; check --chunker "
             "and give --root the corpus directory of that run"
         )
@@ -241,8 +215,8 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     try:
         _check_target(args.html)
-        raw = _read(args.file)
-        uri = _source_uri(args.file, args.root)
+        raw = read_input(args.file)
+        uri = source_uri_for(args.file, args.root)
         doc = parse_document(raw, uri)
         label = args.chunker or _default_label(doc.media_type)
         if args.from_output:
@@ -252,7 +226,7 @@ def cmd_view(args: argparse.Namespace) -> int:
             chunks = get_chunker(label).chunk(doc, policy_from_args(args))
         result = render_view(doc, raw, chunks, chunker=label)
         _write(args.html, result.html)
-    except (KebabError, _UsageError) as exc:
+    except (KebabError, UsageError) as exc:
         return _fail(exc)
     print(
         f"kebab-chunk: wrote {args.html}: {result.chunks} {label} chunks of {uri} "
