@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # built once, reused
 _SAFE_INT = 2**53  # RFC 8785 serialises integers exactly only within IEEE-754 precision
 
 
@@ -56,7 +57,7 @@ def canon(value: Any) -> bytes:
     """
     if _flat_str_int_list(value):
         try:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            return _ENCODER.encode(value).encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates: let rfc8785 decide
             pass
     return rfc8785.dumps(value)
