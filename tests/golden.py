@@ -37,3 +37,17 @@ def assert_golden(label: str, name: str, data: Any) -> None:
         f"output of {label} on {name} differs from its golden snapshot; a label's output "
         "must never change: ship the change under a new version label"
     )
+
+
+#: Chunker goldens pin the parser too, so changing a media type's default parser can never
+#: move a chunker label's snapshot (the parser's own goldens pin each parser version).
+GOLDEN_PARSER_VERSIONS = {"text/markdown": "md-mistune-v1"}
+
+
+def parse_for_golden(raw: bytes, uri: str) -> Any:
+    """``parse_document`` with the parser version pinned for chunker goldens."""
+    from kebab_chunk.parsers.registry import detect_media_type, parse_document
+
+    media_type = detect_media_type(uri, raw[:8])
+    version = GOLDEN_PARSER_VERSIONS.get(media_type or "")
+    return parse_document(raw, uri, media_type=media_type, parser_version=version)

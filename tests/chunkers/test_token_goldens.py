@@ -18,10 +18,9 @@ from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
 from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
 from kebab_chunk.model import ChunkPolicy, LineSpan, make_policy
 from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.registry import parse_document
 from kebab_chunk.tokenizers import get_tokenizer
 from tests.chunkers.token_docs import check_chunks
-from tests.golden import assert_golden
+from tests.golden import assert_golden, parse_for_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OTHER_FORMATS = [
@@ -58,7 +57,7 @@ def _name(uri: str) -> str:
 
 def _snapshot(chunker: Any, uri: str, policies: dict[str, ChunkPolicy], budget: bool) -> None:
     raw = (FIXTURES / uri).read_bytes()
-    doc = parse_document(raw, uri)
+    doc = parse_for_golden(raw, uri)
     is_text = all(isinstance(b.spans[0], LineSpan) for b in doc.blocks)
     exact_text = is_text and uri.endswith((".md", ".csv"))  # HTML text is rendered
     source = decode_text(raw, uri)[0] if exact_text else None
