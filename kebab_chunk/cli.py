@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -68,6 +69,11 @@ def policy_from_args(args: argparse.Namespace) -> ChunkPolicy:
 
 def _build_parser() -> _Parser:
     parser = _Parser(prog="kebab-chunk", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an error print the traceback, not one sentence (any position)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     sub.add_parser("chunkers", help="list the registered chunker labels and what they accept")
@@ -87,6 +93,10 @@ def _build_parser() -> _Parser:
     add_inspect_parser(sub)
     add_report_parser(sub)
     add_view_parser(sub)
+
+    from kebab_chunk.diff import add_diff_parser
+
+    add_diff_parser(sub)
 
     sub.add_parser(
         "run",
@@ -132,7 +142,9 @@ def _cmd_chunk(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+    if debug and argv and argv[0] == "run":
+        argv.append("--debug")  # the pipeline's own option
     if argv and argv[0] == "run":
         from pipelines.chunk_corpus import main as run_main
 
@@ -144,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_chunkers()
         if args.command == "parse":
             return _cmd_parse(args)
+        if args.command == "diff":
+            from kebab_chunk.diff import cmd_diff
+
+            return cmd_diff(args)
         if args.command in ("inspect", "report", "view"):
             from kebab_chunk.report.cli import cmd_inspect, cmd_report, cmd_view
 
@@ -151,11 +167,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands[args.command](args)
         return _cmd_chunk(args)
     except (UsageError, KebabError) as exc:
+        _print_debug(debug)
         message = str(exc).rstrip(".")
         sys.stderr.write(f"kebab-chunk: {message}.\n")
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. piped into head
         return 0
+    except Exception as exc:  # unforeseen: still one sentence, the traceback on request
+        _print_debug(debug)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        sys.stderr.write(
+            f"kebab-chunk: unexpected {type(exc).__name__}: {first}; rerun with --debug for "
+            "the traceback.\n"
+        )
+        return EXIT_DATA
+
+
+def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """Remove ``--debug`` from anywhere before the first ``--``; report whether it was there."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    return [a for i, a in enumerate(argv) if i >= end or a != "--debug"], debug
+
+
+def _print_debug(debug: bool) -> None:
+    """With --debug, print the traceback of the exception being handled."""
+    if debug:
+        traceback.print_exc()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from apache_beam.runners.runner import PipelineResult
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.schema import PARTITION_COLUMN, read_chunks, read_errors
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model.ids import content_hash
 from pipelines.chunk_corpus import parse_args, run
 from tests.beam.helpers import (
@@ -182,7 +183,9 @@ def test_manifest_accounting_closes_on_a_corpus_with_broken_files(
         for stage in sorted({s for s, _ in by_type})
     }
     assert manifest["policy_hash"] and manifest["options"]["chunkers"] is None
-    assert manifest["chunkers"]["labels"] == ["md-heading-v1", "pdf-page-v1"]
+    defaults = {label for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values() for label in labels}
+    assert manifest["chunkers"]["labels"] == sorted(defaults)
+    assert {"md-heading-v1", "pdf-page-v1"} <= defaults
 
 
 def test_metrics_counters_mirror_the_manifest(runs: _Runs) -> None:

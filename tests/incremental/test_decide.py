@@ -1,0 +1,127 @@
+"""The reuse rule of ``--previous``, one condition at a time, on the DoFn itself (no runner).
+
+Records are made by the real parser and chunker, so a "previous record" here is exactly
+what an earlier run would have written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from apache_beam import pvalue
+
+from kebab_chunk.beam.incremental import (
+    DELETED,
+    NEW,
+    RECHUNKED,
+    REUSED,
+    PreviousRun,
+    _DecideFn,
+)
+from kebab_chunk.beam.records import DocumentOutcome, RawDocument, SourceFile
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
+from kebab_chunk.model.ids import content_hash
+from kebab_chunk.parsers.registry import parse_document
+
+POLICY = ChunkPolicy()
+URI = "guide.md"
+RAW = b"# Guide\n\nFirst paragraph.\n\n## Part\n\nSecond paragraph.\n"
+
+
+def _previous(
+    policy: ChunkPolicy = POLICY, requested: tuple[str, ...] | None = None
+) -> PreviousRun:
+    return PreviousRun(
+        output="/prev",
+        policy_hash=policy.policy_hash,
+        labels=("md-heading-v1", "pdf-page-v1"),
+        requested=requested,
+        defaults_by_media_type=tuple(sorted(DEFAULT_LABELS_BY_MEDIA_TYPE.items())),
+    )
+
+
+def _records(raw: bytes = RAW, label: str = "md-heading-v1") -> list[Chunk]:
+    return get_chunker(label).chunk(parse_document(raw, URI), POLICY)
+
+
+def _decide(
+    *,
+    files: bool = True,
+    raw: bytes | None = RAW,
+    chunks: Iterable[Chunk] = (),
+    prints: Iterable[tuple[str, str, str]] = (),
+    errored: bool = False,
+    previous: PreviousRun | None = None,
+    labels: tuple[str, ...] | None = None,
+) -> tuple[list[str], list[Any], list[Chunk], list[DocumentOutcome]]:
+    fn = _DecideFn(previous or _previous(), labels, POLICY.policy_hash)
+    grouped = {
+        "files": [SourceFile(URI, "text/markdown", len(RAW))] if files else [],
+        "raw": [] if raw is None else [RawDocument(URI, "text/markdown", content_hash(raw), raw)],
+        "chunks": list(chunks),
+        "prints": list(prints),
+        "errors": [True] if errored else [],
+    }
+    decisions, to_parse, carried, outcomes = [], [], [], []
+    for item in fn.process(("id", grouped)):
+        if not isinstance(item, pvalue.TaggedOutput):
+            to_parse.append(item)
+        elif item.tag == "decisions":
+            decisions.append(item.value)
+        elif item.tag == "chunks":
+            carried.append(item.value)
+        else:
+            outcomes.append(item.value)
+    return decisions, to_parse, carried, outcomes
+
+
+def test_unchanged_document_is_carried_forward_without_parsing() -> None:
+    records = _records()
+    decisions, to_parse, carried, outcomes = _decide(chunks=records)
+    assert decisions == [REUSED] and not to_parse
+    assert sorted(carried, key=lambda c: c.position) == records
+    [outcome] = outcomes
+    assert outcome.parser_version == records[0].parser_version
+    assert outcome.chunks_by_label == (("md-heading-v1", len(records)),)
+
+
+@pytest.mark.parametrize(
+    ("case", "kwargs"),
+    [
+        ("bytes changed", {"chunks": _records(RAW + b"\nMore.\n")}),
+        ("previous error row", {"chunks": _records(), "errored": True}),
+        (
+            "other policy",
+            {"chunks": _records(), "previous": _previous(make_policy(target_tokens=99))},
+        ),
+        (
+            "label the previous run did not apply",
+            {"chunks": _records(), "labels": ("md-heading-v1", "hybrid-v1")},
+        ),
+        (
+            "only records of another label",
+            {"prints": [(content_hash(RAW), "md-mistune-v1", POLICY.policy_hash)]},
+        ),
+    ],
+)
+def test_documents_that_could_differ_are_parsed_again(case: str, kwargs: dict[str, Any]) -> None:
+    decisions, to_parse, carried, outcomes = _decide(**kwargs)
+    assert decisions == [RECHUNKED], case
+    assert [d.source_uri for d in to_parse] == [URI] and not carried and not outcomes
+
+
+def test_a_stale_record_under_another_label_blocks_reuse() -> None:
+    stale = (content_hash(b"old bytes"), "md-mistune-v1", POLICY.policy_hash)
+    decisions, _, carried, _ = _decide(chunks=_records(), prints=[stale])
+    assert decisions == [RECHUNKED] and not carried
+
+
+def test_new_deleted_and_unread_documents() -> None:
+    assert _decide()[0] == [NEW]
+    decisions, to_parse, _, _ = _decide(files=False, raw=None, chunks=_records())
+    assert decisions == [DELETED] and not to_parse
+    assert _decide(raw=None, chunks=_records()) == ([], [], [], [])  # read error: no decision
+    assert _decide(files=False, raw=None) == ([], [], [], [])
