@@ -51,7 +51,8 @@ from kebab_chunk.model import (
     SourceSpan,
     TableBlock,
 )
-from kebab_chunk.tokenizers import get_tokenizer
+from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
+from kebab_chunk.tokenizers.base import Counter, CounterCache
 
 __all__ = ["Element", "HierarchicalV1Chunker", "iter_elements", "record"]
 
@@ -240,14 +241,23 @@ class HierarchicalV1Chunker:
         "media reference) with headings and captions as metadata"
     )
 
+    def __init__(self) -> None:
+        self._counters = CounterCache()
+
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
+
+    def counter(self, tokenizer: Tokenizer) -> Counter:
+        """This chunker's exact counting function for ``tokenizer``: memoising where the
+        tokenizer allows (``tokenizers.base.token_counter``) and kept for the chunker's
+        life, so the words of earlier documents are not counted again."""
+        return self._counters.get(tokenizer)
 
     def iter_chunks(
         self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None
     ) -> Iterator[Chunk]:
         """Chunks of ``doc`` in document order, built one at a time."""
-        count = get_tokenizer(policy.tokenizer).count_tokens
+        count = self.counter(get_tokenizer(policy.tokenizer))
         elements = iter_elements(doc, merge_list_items=policy.merge_list_items, warnings=warnings)
         for position, el in enumerate(elements):
             yield record(

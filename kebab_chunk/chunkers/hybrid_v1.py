@@ -43,6 +43,7 @@ from kebab_chunk.chunkers.contextualize import context_prefix
 from kebab_chunk.chunkers.hierarchical_v1 import Element, iter_elements, record
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
+from kebab_chunk.tokenizers.base import Counter, CounterCache
 
 __all__ = ["HybridV1Chunker", "resolve_max_tokens"]
 
@@ -98,7 +99,7 @@ class _Run:
         self.doc = doc
         self.policy = policy
         self.tokenizer = get_tokenizer(policy.tokenizer)
-        self.count = self.tokenizer.count_tokens
+        self.count = chunker.counter(self.tokenizer)
         self.budget = resolve_max_tokens(policy, self.tokenizer)
         self.overlap_tokens = min(policy.overlap_tokens, self.budget // 2)
         self._style: tuple[str | None] | None = None  # (newline_style(doc.blocks),) once used
@@ -338,8 +339,17 @@ class HybridV1Chunker:
         "text fits max_tokens of the policy's tokenizer"
     )
 
+    def __init__(self) -> None:
+        self._counters = CounterCache()
+
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
+
+    def counter(self, tokenizer: Tokenizer) -> Counter:
+        """This chunker's exact counting function for ``tokenizer``: memoising where the
+        tokenizer allows (``tokenizers.base.token_counter``) and kept for the chunker's
+        life, so the words of earlier documents are not counted again."""
+        return self._counters.get(tokenizer)
 
     def iter_chunks(
         self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None

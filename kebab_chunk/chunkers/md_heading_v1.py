@@ -91,13 +91,19 @@ class MdHeadingV1Chunker:
         return _Run(doc, policy).chunks()
 
 
-def _newline_style(blocks: Sequence[Block]) -> str | None:
-    """The one line-break sequence inside the source-slice blocks; ``""`` if none; None if mixed."""
+def _newline_style(blocks: Sequence[Block], exact: Sequence[bool]) -> str | None:
+    """The one line-break sequence inside the source-slice blocks; ``""`` if none; None if mixed.
+
+    ``exact[i]`` is ``_is_slice_of_source(blocks[i])``.
+    """
     crlf = lf = cr = 0
-    for block in blocks:
-        if not _is_slice_of_source(block):
+    for block, is_exact in zip(blocks, exact, strict=True):
+        if not is_exact:
             continue
         text = block.text
+        if "\r" not in text:  # the common case: one scan instead of three
+            lf += text.count("\n")
+            continue
         pairs = text.count("\r\n")
         crlf += pairs
         lf += text.count("\n") - pairs
@@ -124,9 +130,11 @@ class _Run:
         self.policy = policy
         self.budget = policy.target_tokens * BYTES_PER_TOKEN
         self.overlap = policy.overlap_tokens * BYTES_PER_TOKEN
-        self.style = _newline_style(doc.blocks)
+        self.exact = [_is_slice_of_source(block) for block in doc.blocks]
+        self.style = _newline_style(doc.blocks, self.exact)
         self.out: list[Chunk] = []
         self._breaks: dict[int, list[int]] = {}  # block index -> offsets after each line break
+        self._gaps: dict[int, str | None] = {}  # block index -> _gap(previous block, it)
 
     def chunks(self) -> list[Chunk]:
         """Walk sections and runs of text blocks; media and opaque blocks stand alone."""
@@ -134,7 +142,7 @@ class _Run:
         for index, block in enumerate(self.doc.blocks):
             if block.kind == "heading":
                 self._flush(run)
-            if isinstance(block, ImageRefBlock | AudioRefBlock) or not _is_slice_of_source(block):
+            if isinstance(block, ImageRefBlock | AudioRefBlock) or not self.exact[index]:
                 self._flush(run)
                 self._emit_standalone(index)
             else:
@@ -185,10 +193,10 @@ class _Run:
         for index in run:
             block = self.doc.blocks[index]
             text = block.text
-            ranges = self._block_ranges(block)
+            ranges, whole_bytes = self._block_ranges(block)
             gap: int | None = None
             if prev is not None:
-                between = self._gap(self.doc.blocks[prev], block)
+                between = self._gap_before(prev, index)
                 if between is not None:
                     prev_atom = atoms[-1]
                     gap = (
@@ -203,27 +211,40 @@ class _Run:
             for start, end, level in ranges:
                 if last_end is not None:
                     gap = start - last_end if ascii_only else utf8_len(text[last_end:start])
-                nbytes = end - start if ascii_only else utf8_len(text[start:end])
+                if whole_bytes is not None:  # the whole block, already measured
+                    nbytes = whole_bytes
+                else:
+                    nbytes = end - start if ascii_only else utf8_len(text[start:end])
                 atoms.append(Atom(text, start, end, nbytes, gap, level, prose, index, line_cuts))
                 last_end = end
             prev = index
         return atoms
 
-    def _block_ranges(self, block: Block) -> list[tuple[int, int, int]]:
-        """The atoms of one block: whole, table rows, or text cut to the budget."""
+    def _block_ranges(self, block: Block) -> tuple[list[tuple[int, int, int]], int | None]:
+        """The atoms of one block (whole, table rows, or text cut to the budget), and the
+        block's UTF-8 size when it is one whole atom (else None)."""
         text = block.text
         whole = [(0, len(text), BLOCK)]
         if block.kind == "code":
-            return whole
+            return whole, utf8_len(text)
         if block.kind == "table":
             if estimate_tokens(text) < _TABLE_SPLIT_FACTOR * self.policy.target_tokens:
-                return whole
-            return _table_rows(text)
-        if utf8_len(text) <= self.budget:
-            return whole
+                return whole, utf8_len(text)
+            return _table_rows(text), None
+        nbytes = utf8_len(text)
+        if nbytes <= self.budget:
+            return whole, nbytes
         hard = self.budget - self.overlap
         line_cuts = block.kind == "list"
-        return split_atoms(text, self.budget, hard, line_cuts=line_cuts) or whole
+        cut = split_atoms(text, self.budget, hard, line_cuts=line_cuts)
+        return (cut, None) if cut else (whole, nbytes)
+
+    def _gap_before(self, prev: int, index: int) -> str | None:
+        """``_gap(blocks[prev], blocks[index])``, computed once per block pair."""
+        if index in self._gaps:
+            return self._gaps[index]
+        between = self._gaps[index] = self._gap(self.doc.blocks[prev], self.doc.blocks[index])
+        return between
 
     def _gap(self, prev: Block, nxt: Block) -> str | None:
         """The source text between two blocks, when span geometry pins it down."""
@@ -266,7 +287,7 @@ class _Run:
         for index, start, end in segments:
             block = blocks[index]
             if prev is not None:
-                between = self._gap(prev, block)
+                between = self._gap_before(index - 1, index)
                 assert between is not None  # pack() never joins blocks across an unknown gap
                 parts.append(between)
             parts.append(block.text[start:end])

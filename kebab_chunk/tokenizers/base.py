@@ -4,13 +4,23 @@ A tokenizer says how many tokens a text costs and what its model's limit is; not
 else. Keeping the interface this small (text-splitter's ``ChunkSizer``, docling-core's
 ``BaseTokenizer``) lets the byte proxy, HuggingFace ``tokenizer.json`` files and tiktoken
 encodings stand in for each other, and keeps sizing separate from where a chunker may cut.
+
+Speed (optional): a tokenizer may also offer ``counter()``, a fresh function that returns
+exactly ``count_tokens(text)`` but memoises what it learns (see :class:`SegmentCounter`).
+Chunkers get their counting function through :func:`token_counter`, which falls back to
+``count_tokens`` for tokenizers without one, and keep it for as long as the chunker object
+lives, so a worker's chunker gets faster over a corpus while its output never changes.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Tokenizer"]
+__all__ = ["Counter", "CounterCache", "SegmentCounter", "Tokenizer", "token_counter"]
+
+#: ``text -> tokens``, exactly ``Tokenizer.count_tokens``.
+Counter = Callable[[str], int]
 
 
 @runtime_checkable
@@ -25,3 +35,93 @@ class Tokenizer(Protocol):
     def count_tokens(self, text: str) -> int:
         """Tokens ``text`` costs when embedded as-is (0 or a constant for the empty text)."""
         ...
+
+
+def token_counter(tokenizer: Tokenizer) -> Counter:
+    """A fresh exact counting function: ``tokenizer.counter()``, else ``count_tokens``."""
+    make = getattr(tokenizer, "counter", None)
+    if callable(make):
+        counter: Counter = make()
+        return counter
+    return tokenizer.count_tokens
+
+
+class CounterCache:
+    """One :func:`token_counter` per tokenizer, for the life of the object that holds it.
+
+    Chunkers hold one, so their memos warm up over a corpus. It pickles empty (Beam ships
+    chunkers to workers): memos and tokenizers are rebuilt where they are used.
+    """
+
+    def __init__(self, make: Callable[[Tokenizer], Counter] | None = None) -> None:
+        self._make = token_counter if make is None else make  # tests pass plain counting
+        self._held: dict[str, tuple[Tokenizer, Counter]] = {}
+
+    def get(self, tokenizer: Tokenizer) -> Counter:
+        """The counting function for ``tokenizer`` (made on first use)."""
+        held = self._held.get(tokenizer.name)
+        if held is None or held[0] is not tokenizer:
+            held = self._held[tokenizer.name] = (tokenizer, self._make(tokenizer))
+        return held[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"make": self._make}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._make = state["make"]
+        self._held = {}
+
+
+class SegmentCounter:
+    """Exact counts from memoised segment counts, for tokenizers that are additive over a split.
+
+    Some tokenizers provably cost the same for a text as for its pieces counted apart:
+    ``count(text) == base + sum(segment(s) for s in split(text))``. For them the pieces
+    (words, mostly) repeat so much that counting each distinct piece once and looking
+    the rest up is many times cheaper than tokenising every text a chunker measures (a
+    token-budget search measures overlapping candidates of the same text). Which split
+    is safe is the tokenizer's business (see ``tokenizers.hf``); ``whole`` handles
+    texts the split must not be trusted on (``unsafe(text)``). Pieces longer than
+    ``max_chars`` are counted without being remembered, and the memo is emptied when it
+    reaches ``max_entries``, so memory stays bounded on any corpus.
+    """
+
+    def __init__(
+        self,
+        *,
+        split: Callable[[str], list[str]],
+        segment: Counter,
+        whole: Counter,
+        base: int,
+        unsafe: Callable[[str], bool] | None = None,
+        max_entries: int = 1 << 16,
+        max_chars: int = 256,
+    ) -> None:
+        self._split = split
+        self._segment = segment
+        self._whole = whole
+        self._base = base
+        self._unsafe = unsafe
+        self._max_entries = max_entries
+        self._max_chars = max_chars
+        self._memo: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        if self._unsafe is not None and self._unsafe(text):
+            return self._whole(text)
+        pieces = self._split(text)
+        memo = self._memo
+        try:  # the common case: every piece seen before, summed at C speed
+            return self._base + sum(map(memo.__getitem__, pieces))
+        except KeyError:
+            pass
+        if len(memo) >= self._max_entries:
+            memo.clear()
+        missing = [piece for piece in dict.fromkeys(pieces) if piece not in memo]
+        for piece in missing:
+            memo[piece] = self._segment(piece)
+        total = self._base + sum(map(memo.__getitem__, pieces))
+        for piece in missing:
+            if len(piece) > self._max_chars:
+                memo.pop(piece, None)  # counted once for this text, not remembered
+        return total
