@@ -146,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if debug and argv and argv[0] == "run":
         argv.append("--debug")  # the pipeline's own option
     if argv and argv[0] == "run":
+        import kebab_chunk.beam  # noqa: F401  (first: filters Beam's import-time GCP notice)
         from pipelines.chunk_corpus import main as run_main
 
         status: int = run_main(argv[1:])
