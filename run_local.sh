@@ -3,6 +3,7 @@
 #   ./run_local.sh          run the Beam pipeline on the DirectRunner over fixtures/corpus/
 #   ./run_local.sh test     run the whole test suite (lint, types, pytest)
 #   ./run_local.sh bench    run the benchmarks (never part of the test suite)
+#   ./run_local.sh fuzz     fuzz every parser for a bounded time (python -m fuzz --help)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -39,15 +40,23 @@ case "$cmd" in
   test)
     # The browser tests render the HTML viewer in Debian's headless Chromium.
     bash tests/browser/ensure_chromium.sh
-    "$PY" -m ruff check kebab_chunk pipelines tests benchmarks
+    "$PY" -m ruff check kebab_chunk pipelines tests benchmarks fuzz
     "$PY" -m mypy
     "$PY" -m pytest -q "$@"
     ;;
   bench)
     "$PY" -m benchmarks "$@"
     ;;
+  fuzz)
+    # Coverage-guided fuzzing uses atheris (pinned here, not a test dependency); without it
+    # the harness falls back to its own mutation engine.
+    "$PY" -c "import atheris" 2>/dev/null \
+      || "$PY" -m pip install --quiet --disable-pip-version-check "atheris==3.0.0" \
+      || echo "atheris did not install; fuzzing with the mutation engine" >&2
+    "$PY" -m fuzz "$@"
+    ;;
   *)
-    echo "unknown command '$cmd'; use one of: run (default), test, bench" >&2
+    echo "unknown command '$cmd'; use one of: run (default), test, bench, fuzz" >&2
     exit 2
     ;;
 esac

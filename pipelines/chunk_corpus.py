@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -33,6 +36,7 @@ from kebab_chunk.beam import (
     manifest_header,
     run_labels,
 )
+from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
 from kebab_chunk.beam.incremental import (
     PreviousRun,
     incremental_summary,
@@ -41,11 +45,12 @@ from kebab_chunk.beam.incremental import (
 )
 from kebab_chunk.beam.locations import CorpusLocation, prepare_output, resolve_corpus
 from kebab_chunk.beam.manifest import MANIFEST_NAME, run_info
-from kebab_chunk.beam.parse import DEFAULT_PARSE_TIMEOUT_S
+from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import KebabError
 from kebab_chunk.model import ChunkPolicy, make_policy
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["RunConfig", "build_pipeline", "main", "parse_args", "run"]
@@ -70,6 +75,10 @@ class RunConfig:
     parse_timeout_s: float
     overwrite: bool
     previous: PreviousRun | None = None  # --previous: reuse what did not change
+    # Isolation and limits (see docs/limits.md); defaults keep older callers working.
+    limits: ParseLimits = DEFAULT_LIMITS
+    chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,7 +154,83 @@ def _arg_parser() -> argparse.ArgumentParser:
         help="an earlier run's output: documents whose bytes, parser, chunker label and "
         "policy are unchanged are not parsed again, their records are carried forward",
     )
+    _add_limit_arguments(p)
     return p
+
+
+def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
+    """Per-document isolation budgets and parse limits (docs/limits.md), and --debug."""
+    p.add_argument(
+        "--chunk-timeout-s",
+        type=float,
+        default=DEFAULT_CHUNK_TIMEOUT_S,
+        help="per-document chunking time budget in seconds, all labels together "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--max-memory-mb",
+        type=int,
+        default=DEFAULT_MAX_MEMORY_MB,
+        help="memory a parse or chunk helper process may add per document before the "
+        "document becomes an error row (default %(default)s; Linux)",
+    )
+    p.add_argument(
+        "--max-pages",
+        type=int,
+        default=DEFAULT_LIMITS.max_pages,
+        help="PDFs with more pages become error rows (default %(default)s)",
+    )
+    p.add_argument(
+        "--max-blocks",
+        type=int,
+        default=DEFAULT_LIMITS.max_blocks,
+        help="documents with more blocks (rows, paragraphs) become error rows "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--max-nesting",
+        type=int,
+        default=DEFAULT_LIMITS.max_nesting,
+        help="deepest nesting of lists/quotes parsed as structure (default %(default)s)",
+    )
+    p.add_argument(
+        "--debug", action="store_true", help="print the traceback of an error, not one sentence"
+    )
+
+
+def _limit_fields(known: argparse.Namespace) -> dict[str, Any]:
+    """The validated RunConfig fields of ``_add_limit_arguments``; UsageError if out of range."""
+    if not known.chunk_timeout_s > 0:
+        raise UsageError(f"--chunk-timeout-s must be > 0, got {known.chunk_timeout_s}.")
+    for option, value in (
+        ("--max-memory-mb", known.max_memory_mb),
+        ("--max-pages", known.max_pages),
+        ("--max-blocks", known.max_blocks),
+        ("--max-nesting", known.max_nesting),
+    ):
+        if value <= 0:
+            raise UsageError(f"{option} must be > 0, got {value}.")
+    return {
+        "limits": ParseLimits(
+            max_pages=known.max_pages,
+            max_blocks=known.max_blocks,
+            max_nesting=known.max_nesting,
+            time_budget_s=known.parse_timeout_s,
+        ),
+        "chunk_timeout_s": known.chunk_timeout_s,
+        "max_memory_mb": known.max_memory_mb,
+    }
+
+
+def limit_options(config: RunConfig) -> dict[str, Any]:
+    """The manifest's record of the isolation budgets and parse limits of a run."""
+    return {
+        "chunk_timeout_s": config.chunk_timeout_s,
+        "max_memory_mb": config.max_memory_mb,
+        "max_pages": config.limits.max_pages,
+        "max_blocks": config.limits.max_blocks,
+        "max_nesting": config.limits.max_nesting,
+    }
 
 
 def _check_beam_args(beam_args: Sequence[str]) -> None:
@@ -217,6 +302,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         parse_timeout_s=known.parse_timeout_s,
         overwrite=known.overwrite,
         previous=_previous_run(known.previous, known.output),
+        **_limit_fields(known),
     )
     return config, list(beam_args)
 
@@ -231,9 +317,16 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     labels = run_labels(config.labels)
     read = p | "Read corpus" >> ReadCorpus(config.corpus, max_file_bytes=config.max_file_bytes)
     reuse = reuse_previous(config.previous, read, config.labels, config.policy)
-    parsed = reuse.documents | "Parse documents" >> ParseDocuments(timeout_s=config.parse_timeout_s)
+    parsed = reuse.documents | "Parse documents" >> ParseDocuments(
+        timeout_s=config.parse_timeout_s,
+        limits=config.limits,
+        max_memory_mb=config.max_memory_mb,
+    )
     chunked = parsed["documents"] | "Chunk documents" >> ChunkDocuments(
-        config.labels, config.policy
+        config.labels,
+        config.policy,
+        timeout_s=config.chunk_timeout_s,
+        max_memory_mb=config.max_memory_mb,
     )
     valid = reuse.with_chunks(chunked["chunks"]) | "Validate chunks" >> ValidateChunks()
     errors = (
@@ -253,6 +346,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         max_file_bytes=config.max_file_bytes,
         parse_timeout_s=config.parse_timeout_s,
     )
+    header["options"].update(limit_options(config))
     info = run_info(
         input_path=config.input,
         output=output,
@@ -307,20 +401,62 @@ def _summary(manifest: dict[str, Any], output: str) -> str:
     )
 
 
+def check_output_writable(output: str, given: str) -> None:
+    """Create a local output directory and prove it writable, before any work is done.
+
+    Without this an unwritable ``--output`` fails only when the first part file is written,
+    deep inside the runner. The probe is an unnamed temporary file, so nothing is left
+    behind. Remote outputs are not probed (their permissions show at the first write).
+    """
+    if FileSystems.get_scheme(output) is not None:
+        return
+    try:
+        os.makedirs(output, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write to --output {given!r} ({exc.strerror or exc}); choose a "
+            "directory you can create files in."
+        ) from exc
+
+
+def _print_debug(debug: bool) -> None:
+    """With --debug, print the traceback of the exception being handled."""
+    if debug:
+        traceback.print_exc()
+
+
+def _unexpected(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return (
+        f"unexpected {type(exc).__name__}: {first}; rerun with --debug for the traceback "
+        "and report it if the message does not explain it."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``kebab-chunk run``; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
     try:
         config, beam_args = parse_args(args)
         output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+        check_output_writable(output, config.output)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except (UsageError, KebabError) as exc:
+        _print_debug(debug)
         print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:  # an unforeseen setup failure: still one sentence
+        _print_debug(debug)
+        print(f"kebab-chunk run: error: {_unexpected(exc)}", file=sys.stderr)
+        return EXIT_FAILED
     try:
         result = _execute(config, beam_args, output)
     except Exception as exc:  # the runner's failure, reported in one line, not a traceback
+        _print_debug(debug)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         print(
             f"kebab-chunk run: error: the pipeline failed ({type(exc).__name__}: {first}); "

@@ -137,7 +137,14 @@ class DocxParser:
         try:
             with zipfile.ZipFile(io.BytesIO(raw)) as package:
                 members = package.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            ValueError,
+            OSError,
+            NotImplementedError,  # a zip feature zipfile lacks (found by fuzzing)
+            EOFError,
+        ) as exc:
             raise ParseError(
                 f"{source_uri} is a truncated or corrupt zip package ({exc}); re-save or "
                 "re-export the document."

@@ -1,0 +1,108 @@
+"""Fuzz targets: one per registered parser version and media type, with their oracle.
+
+A target feeds arbitrary bytes to one parser (by version, so every registered parser is
+fuzzed, defaults or not) and then to the default chunkers of that media type. A *crash* is
+anything the contract does not allow:
+
+* an exception that is not a :class:`~kebab_chunk.errors.ParseError` (parsers must turn
+  every bad input into one, DESIGN.md §6), or any exception from a chunker;
+* a document that breaks the source-location conventions: a block without spans, a span
+  outside the decoded text, or (Markdown and plain text, whose block text is "exactly
+  ``decoded[char_start:char_end]``") a block text that is not its source slice;
+* chunks that break the record invariants: positions ``0..n-1``, unique ids.
+
+Hangs and memory blow-ups are crashes too; the engines (``python -m fuzz``) enforce a
+per-input time limit and a memory limit around :func:`check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.errors import ParseError
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.model.spans import LineSpan
+from kebab_chunk.parsers.decode import decode_text
+from kebab_chunk.parsers.registry import detect_media_type, parse_document, parser_versions
+
+__all__ = ["POLICY", "Target", "check", "seed_files", "targets"]
+
+REPO = Path(__file__).resolve().parents[1]
+#: A small budget, so chunkers split even the short inputs fuzzers make.
+POLICY = ChunkPolicy(target_tokens=16, overlap_tokens=4)
+#: Parsers whose block text must be the exact source slice (docs conventions).
+_EXACT_TEXT = {"text/markdown", "text/plain"}
+#: Media references: their text is alt text or caption, not a source slice (documented).
+_MEDIA = ("image_ref", "audio_ref")
+_URI_BY_MEDIA_TYPE = {
+    "text/markdown": "fuzz.md",
+    "text/plain": "fuzz.txt",
+    "application/pdf": "fuzz.pdf",
+    "text/html": "fuzz.html",
+    "text/csv": "fuzz.csv",
+    "text/tab-separated-values": "fuzz.tsv",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "fuzz.docx",
+    "application/vnd.docling+json": "fuzz.docling.json",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One parser version reading one media type."""
+
+    name: str
+    version: str
+    media_type: str
+
+    @property
+    def uri(self) -> str:
+        return _URI_BY_MEDIA_TYPE.get(self.media_type, "fuzz.bin")
+
+
+def targets() -> dict[str, Target]:
+    """Every registered (parser version, media type), by target name."""
+    found: dict[str, Target] = {}
+    for version, media_types in parser_versions().items():
+        for media_type in media_types:
+            name = version if len(media_types) == 1 else f"{version}-{media_type.split('/')[1]}"
+            found[name] = Target(name, version, media_type)
+    return found
+
+
+def seed_files(target: Target) -> Iterator[Path]:
+    """The committed fixtures of the target's media type: the fuzzers' starting corpus."""
+    for path in sorted((REPO / "fixtures").rglob("*")):
+        if not path.is_file() or path.suffix == ".py" or path.name == "manifest.json":
+            continue
+        if detect_media_type(path.name, path.read_bytes()[:8]) == target.media_type:
+            yield path
+
+
+def check(target: Target, data: bytes) -> None:
+    """Parse and chunk ``data``; raise (AssertionError or the escaping error) on a crash."""
+    try:
+        doc = parse_document(data, target.uri, target.media_type, parser_version=target.version)
+    except ParseError:
+        return  # bad input reported the way the contract asks
+    assert doc.parser_version == target.version
+    decoded = decode_text(data, target.uri)[0] if target.media_type in _EXACT_TEXT else None
+    for block in doc.blocks:
+        assert block.spans, f"block {block.block_id} has no span"
+        for span in block.spans:
+            assert 0 <= span.char_start <= span.char_end, span
+            if isinstance(span, LineSpan) and decoded is not None:
+                assert span.char_end <= len(decoded), (span, len(decoded))
+                assert 1 <= span.line_start <= span.line_end, span
+        if decoded is not None and len(block.spans) == 1 and block.kind not in _MEDIA:
+            span = block.spans[0]
+            assert decoded[span.char_start : span.char_end] == block.text, (span, block.kind)
+    for label in DEFAULT_LABELS_BY_MEDIA_TYPE.get(target.media_type, ()):
+        chunker = get_chunker(label)
+        if not chunker.accepts(doc):
+            continue
+        chunks = chunker.chunk(doc, POLICY)
+        assert [c.position for c in chunks] == list(range(len(chunks))), label
+        assert len({c.chunk_id for c in chunks}) == len(chunks), label

@@ -1,0 +1,53 @@
+"""Deliberately hostile parse functions and chunkers for the isolation tests.
+
+They live in a module (not inside a test function) because the pipeline sends them to its
+helper processes by reference: a helper imports this module to run them. The document's
+text chooses the behaviour: ``ALLOC`` / ``GREEDY`` allocate 4 GiB at once (the memory
+guard must refuse it), ``HANG`` busy-loops without ever yielding, ``CRASH`` kills the
+helper process; anything else is handled normally.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
+from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.parsers.registry import parse_document
+
+__all__ = ["HOSTILE_LABEL", "HostileChunker", "greedy_parse"]
+
+HOSTILE_LABEL = "hostile-test-v0"
+_FOUR_GIB = 4 * 1024**3
+
+
+def greedy_parse(
+    raw: bytes, source_uri: str, media_type: str | None, limits: ParseLimits
+) -> CanonicalDocument:
+    """Parses normally, except that a document starting with ALLOC asks for 4 GiB."""
+    if raw.startswith(b"ALLOC"):
+        hoard = bytearray(_FOUR_GIB)
+        raise AssertionError(f"the memory guard let {len(hoard)} bytes through")
+    return parse_document(raw, source_uri, media_type, limits)
+
+
+class HostileChunker:
+    """Accepts every document; misbehaves when a block's text says so, else makes nothing."""
+
+    version = HOSTILE_LABEL
+    accepts_description = "any document (test double)"
+
+    def accepts(self, doc: CanonicalDocument) -> bool:
+        return True
+
+    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+        text = " ".join(block.text for block in doc.blocks)
+        if "GREEDY" in text:
+            hoard = bytearray(_FOUR_GIB)
+            raise AssertionError(f"the memory guard let {len(hoard)} bytes through")
+        if "HANG" in text:
+            while True:
+                pass
+        if "CRASH" in text:
+            os._exit(23)
+        return []
