@@ -46,11 +46,13 @@ from kebab_chunk.beam.incremental import (
 from kebab_chunk.beam.locations import CorpusLocation, prepare_output, resolve_corpus
 from kebab_chunk.beam.manifest import MANIFEST_NAME, run_info
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S
+from kebab_chunk.beam.progress import ReportProgress
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import KebabError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.report.progress import Progress
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["RunConfig", "build_pipeline", "main", "parse_args", "run"]
@@ -352,9 +354,15 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         output=output,
         pipeline_options=p.options.get_all_options(drop_default=True),
     )
+    outcomes = reuse.with_outcomes(chunked["outcomes"])
     _ = {
         "files": read["files"],
-        "outcomes": reuse.with_outcomes(chunked["outcomes"]),
+        "outcomes": outcomes,
+        "file_errors": (read["errors"], parsed["errors"]) | "Collect file errors" >> beam.Flatten(),
+    } | "Report progress" >> ReportProgress()
+    _ = {
+        "files": read["files"],
+        "outcomes": outcomes,
         "chunks": valid["chunks"],
         "errors": errors,
         "written": written,
@@ -371,8 +379,10 @@ def run(config: RunConfig, beam_args: Sequence[str]) -> tuple[PipelineResult, st
 def _execute(config: RunConfig, beam_args: Sequence[str], output: str) -> PipelineResult:
     p = beam.Pipeline(options=PipelineOptions(list(beam_args)))
     build_pipeline(p, config, output)
-    result = p.run()
-    result.wait_until_finish()
+    # On a TTY (and not in CI) a local run shows files done / matched and errors so far.
+    with Progress() as progress, progress.activate():
+        result = p.run()
+        result.wait_until_finish()
     return result
 
 

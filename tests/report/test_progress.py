@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +135,29 @@ def test_direct_runner_transforms_reach_the_active_reporter():
         )
     assert (p.matched, p.done, p.errors) == (6, 6, 1)
     assert stream.getvalue().endswith("files 6/6 done, 1 error\n")
+
+
+def test_kebab_chunk_run_shows_progress_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real pipeline run feeds the line: every matched file ends done, errors counted."""
+    import io
+    import json
+
+    from pipelines.chunk_corpus import main as run_main
+
+    class _Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = _Terminal()
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(sys, "stderr", terminal)
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
+    status = run_main(["--input", str(corpus), "--output", str(tmp_path / "out")])
+    assert status == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    matched = manifest["accounting"]["files_matched"]
+    errors = manifest["accounting"]["errors"]
+    final = terminal.getvalue().split("\r")[-1].strip()
+    assert f"{matched}/{matched} done" in final and f"{errors} error" in final, final
