@@ -232,14 +232,10 @@ def record(
     )
 
 
-class HierarchicalV1Chunker:
-    """Chunker protocol implementation for ``hierarchical-v1``."""
-
-    version = "hierarchical-v1"
-    accepts_description = (
-        "any document: one chunk per element (paragraph, list or list item, table, code, "
-        "media reference) with headings and captions as metadata"
-    )
+class TokenAwareChunker:
+    """What ``hierarchical-v1`` and ``hybrid-v1`` share: any document is accepted, token
+    counting is memoised per chunker (``tokenizers.base.token_counter``) and kept for the
+    chunker's life, and ``chunk()`` is the list form of the lazy ``iter_chunks()``."""
 
     def __init__(self) -> None:
         self._counters = CounterCache()
@@ -248,10 +244,27 @@ class HierarchicalV1Chunker:
         return True
 
     def counter(self, tokenizer: Tokenizer) -> Counter:
-        """This chunker's exact counting function for ``tokenizer``: memoising where the
-        tokenizer allows (``tokenizers.base.token_counter``) and kept for the chunker's
-        life, so the words of earlier documents are not counted again."""
+        """This chunker's exact counting function for ``tokenizer``."""
         return self._counters.get(tokenizer)
+
+    def iter_chunks(
+        self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None
+    ) -> Iterator[Chunk]:
+        raise NotImplementedError
+
+    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+        """All chunks of ``doc`` (``list(iter_chunks(doc, policy))``)."""
+        return list(self.iter_chunks(doc, policy))
+
+
+class HierarchicalV1Chunker(TokenAwareChunker):
+    """Chunker protocol implementation for ``hierarchical-v1``."""
+
+    version = "hierarchical-v1"
+    accepts_description = (
+        "any document: one chunk per element (paragraph, list or list item, table, code, "
+        "media reference) with headings and captions as metadata"
+    )
 
     def iter_chunks(
         self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None
@@ -274,7 +287,3 @@ class HierarchicalV1Chunker:
                 slice_start=el.origin,
                 token_estimate=count(contextualize_parts(el.heading_path, el.captions, el.text)),
             )
-
-    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
-        """All chunks of ``doc`` (``list(iter_chunks(doc, policy))``)."""
-        return list(self.iter_chunks(doc, policy))

@@ -40,10 +40,9 @@ from dataclasses import dataclass, field
 from kebab_chunk.chunkers._slices import join_gap, joined_spans, newline_style
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
 from kebab_chunk.chunkers.contextualize import context_prefix
-from kebab_chunk.chunkers.hierarchical_v1 import Element, iter_elements, record
+from kebab_chunk.chunkers.hierarchical_v1 import Element, TokenAwareChunker, iter_elements, record
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
-from kebab_chunk.tokenizers.base import Counter, CounterCache
 
 __all__ = ["HybridV1Chunker", "resolve_max_tokens"]
 
@@ -330,7 +329,7 @@ class _Run:
         )
 
 
-class HybridV1Chunker:
+class HybridV1Chunker(TokenAwareChunker):
     """Chunker protocol implementation for ``hybrid-v1``."""
 
     version = "hybrid-v1"
@@ -338,18 +337,6 @@ class HybridV1Chunker:
         "any document: hierarchical chunks split and merged so that the contextualised "
         "text fits max_tokens of the policy's tokenizer"
     )
-
-    def __init__(self) -> None:
-        self._counters = CounterCache()
-
-    def accepts(self, doc: CanonicalDocument) -> bool:
-        return True
-
-    def counter(self, tokenizer: Tokenizer) -> Counter:
-        """This chunker's exact counting function for ``tokenizer``: memoising where the
-        tokenizer allows (``tokenizers.base.token_counter``) and kept for the chunker's
-        life, so the words of earlier documents are not counted again."""
-        return self._counters.get(tokenizer)
 
     def iter_chunks(
         self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None
@@ -360,7 +347,3 @@ class HybridV1Chunker:
         pieces = (p for i, el in enumerate(elements) for p in run.pieces(i, el))
         for position, piece in enumerate(run.merged(pieces)):
             yield run.record(position, piece)
-
-    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
-        """All chunks of ``doc`` (``list(iter_chunks(doc, policy))``)."""
-        return list(self.iter_chunks(doc, policy))
