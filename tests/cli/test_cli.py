@@ -12,6 +12,7 @@ import pytest
 
 from kebab_chunk.chunkers.registry import registered_labels
 from kebab_chunk.cli import main
+from kebab_chunk.parsers import parse_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,9 +42,18 @@ def test_chunk_readme_records_slice_back_exactly() -> None:
     assert len(records) > 3
     assert [r["position"] for r in records] == list(range(len(records)))
     assert len({r["chunk_id"] for r in records}) == len(records)
+    # Image and audio references are the documented exception: their chunk text is the alt
+    # text / caption, and their span cites the reference itself.
+    doc = parse_document((ROOT / "README.md").read_bytes(), "README.md")
+    media = {b.block_id: b for b in doc.blocks if b.kind in ("image_ref", "audio_ref")}
     for record in records:
         assert record["source_uri"] == "README.md"
         spans = record["source_spans"]
+        if record["block_ids"][0] in media:
+            block = media[record["block_ids"][0]]
+            assert record["text"] in (block.text, getattr(block, "alt", ""), block.caption or "")
+            assert source[spans[0]["char_start"] : spans[0]["char_end"]] == block.text
+            continue
         assert all(s["kind"] == "lines" for s in spans)
         cited = source[spans[0]["char_start"] : spans[-1]["char_end"]]
         assert cited == record["text"]
