@@ -8,10 +8,12 @@ estimate and the copied document fields identical across chunkers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
+from kebab_chunk.model._base import trusted
 from kebab_chunk.model.ids import chunk_id, slice_id_policy
+from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
 from kebab_chunk.tokenizers import estimate_tokens
 
 __all__ = ["Chunker", "make_chunk"]
@@ -62,19 +64,66 @@ def make_chunk(
     plain = policy.policy_hash
     start = spans[0].char_start if slice_start is None else slice_start
     id_policy = slice_id_policy(plain, start) if is_slice else plain
-    return Chunk(
-        chunk_id=chunk_id(doc.doc_id, chunker_version, block_ids, id_policy),
-        doc_id=doc.doc_id,
-        source_uri=doc.source_uri,
-        chunker_version=chunker_version,
-        policy_hash=plain,
-        parser_version=doc.parser_version,
-        position=position,
-        text=text,
-        heading_path=tuple(heading_path),
-        captions=tuple(captions),
-        block_ids=tuple(block_ids),
-        source_spans=tuple(spans),
-        token_estimate=estimate_tokens(text) if token_estimate is None else token_estimate,
-        content_hash=doc.content_hash,
-    )
+    values: dict[str, Any] = {
+        "chunk_id": chunk_id(doc.doc_id, chunker_version, block_ids, id_policy),
+        "doc_id": doc.doc_id,
+        "source_uri": doc.source_uri,
+        "chunker_version": chunker_version,
+        "policy_hash": plain,
+        "parser_version": doc.parser_version,
+        "position": position,
+        "text": text,
+        "heading_path": tuple(heading_path),
+        "captions": tuple(captions),
+        "block_ids": tuple(block_ids),
+        "source_spans": tuple(spans),
+        "token_estimate": estimate_tokens(text) if token_estimate is None else token_estimate,
+        "content_hash": doc.content_hash,
+    }
+    if _already_valid(values):
+        return trusted(Chunk, values, set(_CHUNK_FIELDS))
+    return Chunk(**values)
+
+
+_CHUNK_FIELDS = frozenset(Chunk.model_fields)
+_STR_FIELDS = (
+    "chunk_id",
+    "doc_id",
+    "source_uri",
+    "chunker_version",
+    "policy_hash",
+    "parser_version",
+    "text",
+    "content_hash",
+)
+_SPAN_CLASSES = frozenset((LineSpan, PageSpan, ElementSpan))
+
+
+def _already_valid(values: dict[str, Any]) -> bool:
+    """Whether validating ``values`` as a ``Chunk`` would keep every value exactly as it is.
+
+    True when every value already has the field's exact type (plain ``str``, ``int``,
+    tuples of ``str``, span model instances) and meets its constraints; then the record
+    is assembled without re-validating (about five times faster, see docs/decisions.md).
+    Anything else (a str subclass, a span given as a dict, a negative position) takes the
+    validating constructor, which converts it or raises exactly as before.
+    """
+    for name in _STR_FIELDS:
+        if values[name].__class__ is not str:
+            return False
+    position, tokens = values["position"], values["token_estimate"]
+    if position.__class__ is not int or tokens.__class__ is not int or position < 0 or tokens < 0:
+        return False
+    spans = values["source_spans"]
+    if not spans:
+        return False
+    for span in spans:
+        if span.__class__ not in _SPAN_CLASSES:
+            return False
+    for item in values["block_ids"]:
+        if item.__class__ is not str:
+            return False
+    for item in values["heading_path"]:
+        if item.__class__ is not str:
+            return False
+    return all(item.__class__ is str for item in values["captions"])  # usually empty

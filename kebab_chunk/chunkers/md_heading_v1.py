@@ -50,6 +50,7 @@ from kebab_chunk.model import (
     LineSpan,
     SourceSpan,
 )
+from kebab_chunk.model.spans import line_span
 from kebab_chunk.tokenizers import estimate_tokens
 from kebab_chunk.tokenizers.bytes_proxy import BYTES_PER_TOKEN
 
@@ -59,6 +60,7 @@ VERSION = "md-heading-v1"
 _PROSE_KINDS = ("paragraph", "list")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _TABLE_SPLIT_FACTOR = 2
+_MEDIA = (ImageRefBlock, AudioRefBlock)
 
 
 class MdHeadingV1Chunker:
@@ -71,7 +73,11 @@ class MdHeadingV1Chunker:
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """True when every span of every block is a ``lines`` span."""
-        return all(span.kind == "lines" for block in doc.blocks for span in block.spans)
+        for block in doc.blocks:
+            for span in block.spans:
+                if span.kind != "lines":
+                    return False
+        return True
 
     def policy_hash(self, policy: ChunkPolicy) -> str:
         """The plain policy hash stored in every chunk (the same for every chunker)."""
@@ -142,7 +148,7 @@ class _Run:
         for index, block in enumerate(self.doc.blocks):
             if block.kind == "heading":
                 self._flush(run)
-            if isinstance(block, ImageRefBlock | AudioRefBlock) or not self.exact[index]:
+            if isinstance(block, _MEDIA) or not self.exact[index]:
                 self._flush(run)
                 self._emit_standalone(index)
             else:
@@ -314,11 +320,11 @@ class _Run:
         span = block.spans[0]
         if start == 0 and end == len(block.text):
             return span
-        return LineSpan(
-            line_start=self._line_of(index, start),
-            line_end=self._line_of(index, max(start, end - 1)),
-            char_start=span.char_start + start,
-            char_end=span.char_start + end,
+        return line_span(
+            self._line_of(index, start),
+            self._line_of(index, max(start, end - 1)),
+            span.char_start + start,
+            span.char_start + end,
         )
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, TypeAdapter
 
-from kebab_chunk.model._base import Frozen
+from kebab_chunk.model._base import Frozen, trusted
 from kebab_chunk.model.spans import SourceSpan
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ListBlock",
     "ParagraphBlock",
     "TableBlock",
+    "make_block",
 ]
 
 
@@ -94,3 +95,61 @@ BLOCK_ADAPTER: TypeAdapter[
     | ImageRefBlock
     | AudioRefBlock
 ] = TypeAdapter(Block)
+
+
+_B = TypeVar("_B", bound=_BlockBase)
+
+#: Per block class: its ``kind`` and its own fields after the common ones, in field order.
+_DETAILS: dict[type[_BlockBase], tuple[str, tuple[str, ...]]] = {
+    cls: (
+        cls.model_fields["kind"].default,
+        tuple(name for name in cls.model_fields if name not in _BlockBase.model_fields)[1:],
+    )
+    for cls in (
+        HeadingBlock,
+        ParagraphBlock,
+        ListBlock,
+        CodeBlock,
+        TableBlock,
+        ImageRefBlock,
+        AudioRefBlock,
+    )
+}
+_COMMON = ("block_id", "text", "heading_path", "spans")
+
+
+def make_block(
+    cls: type[_B],
+    block_id: str,
+    text: str,
+    heading_path: tuple[str, ...],
+    spans: tuple[SourceSpan, ...],
+    **details: Any,
+) -> _B:
+    """A block built by a parser from values of exactly the schema's types, without validation.
+
+    For the hot path of a parser that produces millions of blocks: ``heading_path`` is a
+    tuple of ``str``, ``spans`` a non-empty tuple of span models, and ``details`` gives
+    *every* field of the block class beyond the common ones (a heading's ``level`` 1-6 and
+    ``title``, a list's ``ordered`` and ``items`` tuple, ...), each of its exact type. The
+    result equals ``cls(block_id=..., text=..., heading_path=..., spans=..., **details)``
+    (same fields, field order and fields-set; tests compare them). A call that names the
+    wrong detail fields or passes no span is sent to the validating constructor instead.
+    """
+    kind, names = _DETAILS[cls]
+    if not spans or len(details) != len(names):
+        return cls(block_id=block_id, text=text, heading_path=heading_path, spans=spans, **details)
+    values: dict[str, Any] = {
+        "block_id": block_id,
+        "text": text,
+        "heading_path": heading_path,
+        "spans": spans,
+        "kind": kind,
+    }
+    for name in names:
+        if name not in details:
+            return cls(
+                block_id=block_id, text=text, heading_path=heading_path, spans=spans, **details
+            )
+        values[name] = details[name]
+    return trusted(cls, values, {*_COMMON, *names})

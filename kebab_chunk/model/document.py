@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, JsonValue
 
-from kebab_chunk.model._base import Frozen
-from kebab_chunk.model.blocks import Block
+from kebab_chunk.model._base import Frozen, trusted
+from kebab_chunk.model.blocks import (
+    AudioRefBlock,
+    Block,
+    CodeBlock,
+    HeadingBlock,
+    ImageRefBlock,
+    ListBlock,
+    ParagraphBlock,
+    TableBlock,
+)
 
-__all__ = ["CanonicalDocument"]
+__all__ = ["CanonicalDocument", "make_document"]
 
 
 class CanonicalDocument(Frozen):
@@ -27,3 +38,42 @@ class CanonicalDocument(Frozen):
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     blocks: tuple[Block, ...] = ()
     warnings: tuple[str, ...] = ()
+
+
+_FIELDS = tuple(CanonicalDocument.model_fields)
+_STR_FIELDS = ("doc_id", "source_uri", "media_type", "content_hash", "parser_version")
+_BLOCK_CLASSES = frozenset(
+    (
+        HeadingBlock,
+        ParagraphBlock,
+        ListBlock,
+        CodeBlock,
+        TableBlock,
+        ImageRefBlock,
+        AudioRefBlock,
+    )
+)
+
+
+def make_document(**values: Any) -> CanonicalDocument:
+    """``CanonicalDocument(**values)``, skipping validation where it would change nothing.
+
+    A parser's hot path: when every field is given and already has exactly the schema's
+    type (plain ``str`` fields, ``title`` a ``str`` or None, no metadata, ``blocks`` a tuple
+    of block instances, ``warnings`` a tuple of ``str``), the record is assembled as it is
+    (see :func:`kebab_chunk.model._base.trusted`); otherwise, e.g. with front-matter
+    metadata to check, the validating constructor runs.
+    """
+    if (
+        len(values) == len(_FIELDS)
+        and all(values.get(name).__class__ is str for name in _STR_FIELDS)
+        and (values["title"] is None or values["title"].__class__ is str)
+        and values["metadata"].__class__ is dict
+        and not values["metadata"]
+        and values["blocks"].__class__ is tuple
+        and all(block.__class__ in _BLOCK_CLASSES for block in values["blocks"])
+        and values["warnings"].__class__ is tuple
+        and all(warning.__class__ is str for warning in values["warnings"])
+    ):
+        return trusted(CanonicalDocument, {name: values[name] for name in _FIELDS}, set(_FIELDS))
+    return CanonicalDocument(**values)

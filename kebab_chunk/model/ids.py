@@ -7,12 +7,12 @@ machine, or ``PYTHONHASHSEED``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from json.encoder import encode_basestring as _json_str  # C-accelerated
 from typing import Any
 
-import blake3
 import rfc8785
+from blake3 import blake3 as _blake3
 
 __all__ = [
     "block_id",
@@ -26,7 +26,6 @@ __all__ = [
 ]
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # built once, reused
 _SAFE_INT = 2**53  # RFC 8785 serialises integers exactly only within IEEE-754 precision
 
 
@@ -45,6 +44,33 @@ def _flat_str_int_list(value: Any) -> bool:
     return True
 
 
+def _flat_json(value: list[Any]) -> str:
+    """Compact JSON of a list that passed :func:`_flat_str_int_list`.
+
+    Strings go through the C string escaper that ``json.dumps(ensure_ascii=False)`` uses
+    itself, integers through ``int.__repr__`` (as ``json`` does), so the result is the same
+    text as ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building
+    an encoder object per call (that setup cost more than the escaping of a typical block).
+    """
+    parts = []
+    for item in value:
+        if isinstance(item, str):
+            parts.append(_json_str(item))
+        elif isinstance(item, list):
+            parts.append("[" + ",".join(map(_json_str, item)) + "]")
+        else:
+            parts.append(int.__repr__(item))
+    return "[" + ",".join(parts) + "]"
+
+
+def _utf8(json_text: str) -> bytes | None:
+    """UTF-8 bytes of ``json_text``, or None when it holds a lone surrogate (see ``canon``)."""
+    try:
+        return json_text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
 def canon(value: Any) -> bytes:
     """RFC 8785 canonical JSON bytes of a JSON-compatible value.
 
@@ -52,25 +78,24 @@ def canon(value: Any) -> bytes:
     for exactly that shape, compact ``json.dumps(ensure_ascii=False)`` produces the same
     bytes as RFC 8785 (same escapes, lowercase ``\\u00xx`` for other control characters,
     raw UTF-8 otherwise) at a fraction of the cost of the pure-Python ``rfc8785`` package.
-    Every other shape (objects, floats, big ints) goes through ``rfc8785``. A property test
-    checks the two agree.
+    Every other shape (objects, floats, big ints) and text with lone surrogates go through
+    ``rfc8785``. A property test checks the two agree.
     """
     if _flat_str_int_list(value):
-        try:
-            return _ENCODER.encode(value).encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: let rfc8785 decide
-            pass
+        data = _utf8(_flat_json(value))
+        if data is not None:
+            return data
     return rfc8785.dumps(value)
 
 
 def h(value: Any) -> str:
     """blake3 hex digest (64 chars) of the canonical JSON of ``value``."""
-    return blake3.blake3(canon(value)).hexdigest()
+    return _blake3(canon(value)).hexdigest()
 
 
 def content_hash(raw: bytes) -> str:
     """blake3 hex digest of raw document bytes."""
-    return blake3.blake3(raw).hexdigest()
+    return _blake3(raw).hexdigest()
 
 
 def doc_id(source_uri: str) -> str:
@@ -82,8 +107,21 @@ def block_id(doc: str, kind: str, text: str, occurrence: int) -> str:
     """``h(["block", doc_id, kind, text, occurrence])[:32]``.
 
     ``occurrence`` counts earlier blocks of the same kind and text in the document, so
-    editing one paragraph leaves every other block's id unchanged.
+    editing one paragraph leaves every other block's id unchanged. The recipe's JSON is
+    written directly, with the escaper :func:`canon` uses for the same shape, so the bytes
+    are the same; arguments of other types take the general path.
     """
+    if type(occurrence) is int and -_SAFE_INT < occurrence < _SAFE_INT:
+        try:
+            json_text = (
+                f'["block",{_json_str(doc)},{_json_str(kind)},{_json_str(text)},{occurrence}]'
+            )
+        except TypeError:  # not a str: canon() decides
+            pass
+        else:
+            data = _utf8(json_text)
+            if data is not None:
+                return _blake3(data).hexdigest()[:32]
     return h(["block", doc, kind, text, occurrence])[:32]
 
 
@@ -98,5 +136,19 @@ def slice_id_policy(policy_hash: str, char_start: int) -> str:
 
 
 def chunk_id(doc: str, chunker_version: str, block_ids: Sequence[str], id_policy: str) -> str:
-    """``h(["chunk", doc_id, chunker_version, block_ids, id_policy])[:32]``."""
+    """``h(["chunk", doc_id, chunker_version, block_ids, id_policy])[:32]``.
+
+    Written directly like :func:`block_id`; arguments of other types take the general path.
+    """
+    try:
+        json_text = (
+            f'["chunk",{_json_str(doc)},{_json_str(chunker_version)},'
+            f"[{','.join(map(_json_str, block_ids))}],{_json_str(id_policy)}]"
+        )
+    except TypeError:  # not a str: canon() decides
+        pass
+    else:
+        data = _utf8(json_text)
+        if data is not None:
+            return _blake3(data).hexdigest()[:32]
     return h(["chunk", doc, chunker_version, list(block_ids), id_policy])[:32]

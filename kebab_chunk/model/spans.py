@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter, model_validator
 
-from kebab_chunk.model._base import Frozen
+from kebab_chunk.model._base import Frozen, trusted
 
-__all__ = ["SPAN_ADAPTER", "ElementSpan", "LineSpan", "PageSpan", "SourceSpan"]
+__all__ = ["SPAN_ADAPTER", "ElementSpan", "LineSpan", "PageSpan", "SourceSpan", "line_span"]
 
 
 class LineSpan(Frozen):
@@ -74,3 +74,27 @@ class ElementSpan(Frozen):
 
 SourceSpan = Annotated[LineSpan | PageSpan | ElementSpan, Field(discriminator="kind")]
 SPAN_ADAPTER: TypeAdapter[LineSpan | PageSpan | ElementSpan] = TypeAdapter(SourceSpan)
+
+
+def line_span(line_start: int, line_end: int, char_start: int, char_end: int) -> LineSpan:
+    """``LineSpan(...)`` for ints computed by our own parsers and chunkers, built fast.
+
+    Values that satisfy the model's constraints skip validation (see
+    :func:`kebab_chunk.model._base.trusted`); anything else goes through the validating
+    constructor, so a bad span still fails with the model's own error.
+    """
+    if 1 <= line_start <= line_end and 0 <= char_start <= char_end:
+        return trusted(
+            LineSpan,
+            {
+                "kind": "lines",
+                "line_start": line_start,
+                "line_end": line_end,
+                "char_start": char_start,
+                "char_end": char_end,
+            },
+            {"line_start", "line_end", "char_start", "char_end"},
+        )
+    return LineSpan(
+        line_start=line_start, line_end=line_end, char_start=char_start, char_end=char_end
+    )

@@ -7,7 +7,6 @@ budget or in a subprocess and simply discard it on timeout.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -48,10 +47,11 @@ class BlockIds:
 
     def __init__(self, doc_id: str) -> None:
         self._doc_id = doc_id
-        self._seen: Counter[tuple[str, str]] = Counter()
+        self._seen: dict[tuple[str, str], int] = {}
 
     def next(self, kind: str, text: str) -> str:
+        """The id of the next block of this kind and text (its occurrence counted)."""
         key = (kind, text)
-        occurrence = self._seen[key]
-        self._seen[key] += 1
+        occurrence = self._seen.get(key, 0)
+        self._seen[key] = occurrence + 1
         return block_id(self._doc_id, kind, text, occurrence)

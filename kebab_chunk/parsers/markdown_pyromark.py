@@ -40,9 +40,11 @@ from kebab_chunk.model.blocks import (
     ListBlock,
     ParagraphBlock,
     TableBlock,
+    make_block,
 )
+from kebab_chunk.model.document import make_document
 from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.model.spans import LineSpan
+from kebab_chunk.model.spans import LineSpan, line_span
 from kebab_chunk.parsers._front_matter import read_front_matter
 from kebab_chunk.parsers._source import BLANK_CHARS, LineCounter, newline_view
 from kebab_chunk.parsers.base import BlockIds, ParseLimits
@@ -118,7 +120,7 @@ class PyromarkMarkdownParser:
             title = next(
                 (b.title for b in blocks if isinstance(b, HeadingBlock) and b.level == 1), None
             )
-        return CanonicalDocument(
+        return make_document(
             doc_id=the_doc_id,
             source_uri=source_uri,
             media_type=MEDIA_TYPE,
@@ -307,9 +309,7 @@ class _Utf8Offsets:
 class _Builder:
     """Turns scanned records into blocks with exact spans, heading paths and ids."""
 
-    def __init__(
-        self, text: str, view: str, offsets: Callable[[int], int], ids: BlockIds
-    ) -> None:
+    def __init__(self, text: str, view: str, offsets: Callable[[int], int], ids: BlockIds) -> None:
         self.text = text
         self.view = view
         self.chars = offsets
@@ -319,30 +319,33 @@ class _Builder:
         self.path: tuple[str, ...] = ()  # titles of self.headings, rebuilt at each heading
 
     def build(self, records: list[_Record]) -> list[AnyBlock]:
+        """Blocks of the scanned records, in order (records whose text is blank are dropped).
+
+        The loop is the parser's hot path, so the per-block helpers are inlined: the line
+        start is found with one ``rfind`` on the newline view, and line numbers are counted
+        on from the previous block (records come in document order, see ``LineCounter``).
+        """
         blocks: list[AnyBlock] = []
-        chars, source, line_of = self.chars, self.text, self.lines.line_of
+        chars, source, view, next_id = self.chars, self.text, self.view, self.ids.next
+        line_of = self.lines.line_of
         for kind, byte_start, byte_end, details in records:
-            start = self._line_start(chars(byte_start))
+            pos = chars(byte_start)
+            start = view.rfind("\n", 0, pos) + 1
+            if start < pos and source[start:pos].strip(BLANK_CHARS):
+                start = pos  # defensive: a block never starts mid-line at the top level
             text = source[start : chars(byte_end)].rstrip(BLANK_CHARS)
             if not text:
                 continue
             end = start + len(text)
-            span = LineSpan(
-                line_start=line_of(start),
-                line_end=line_of(end - 1),
-                char_start=start,
-                char_end=end,
-            )
+            span = line_span(line_of(start), line_of(end - 1), start, end)
             if kind == "paragraph":
                 block: AnyBlock | None = None
-                if details is True:  # not a block quote or HTML: maybe an image-only one
+                # not a block quote or HTML, and maybe an image-only paragraph
+                if details is True and "![" in text:
                     block = _media_ref(text, self.ids, self.path, span)
                 if block is None:
-                    block = ParagraphBlock(
-                        block_id=self.ids.next("paragraph", text),
-                        text=text,
-                        heading_path=self.path,
-                        spans=(span,),
+                    block = make_block(
+                        ParagraphBlock, next_id("paragraph", text), text, self.path, (span,)
                     )
                 blocks.append(block)
             else:
@@ -366,38 +369,37 @@ class _Builder:
                 headings.pop()
             headings.append((level, title))
             self.path = tuple(title for _, title in headings)
-            return HeadingBlock(
-                block_id=self.ids.next("heading", text),
-                text=text,
-                heading_path=self.path,
-                spans=(span,),
+            return make_block(
+                HeadingBlock,
+                self.ids.next("heading", text),
+                text,
+                self.path,
+                (span,),
                 level=level,
                 title=title,
             )
         if kind == "list":
             ordered, item_starts = details
-            return ListBlock(
-                block_id=self.ids.next("list", text),
-                text=text,
-                heading_path=self.path,
-                spans=(span,),
+            return make_block(
+                ListBlock,
+                self.ids.next("list", text),
+                text,
+                self.path,
+                (span,),
                 ordered=ordered,
                 items=self._items(item_starts, start, start + len(text)),
             )
         if kind == "code":
-            return CodeBlock(
-                block_id=self.ids.next("code", text),
-                text=text,
-                heading_path=self.path,
-                spans=(span,),
-                language=details,
+            return make_block(
+                CodeBlock, self.ids.next("code", text), text, self.path, (span,), language=details
             )
         header, rows = details
-        return TableBlock(
-            block_id=self.ids.next("table", text),
-            text=text,
-            heading_path=self.path,
-            spans=(span,),
+        return make_block(
+            TableBlock,
+            self.ids.next("table", text),
+            text,
+            self.path,
+            (span,),
             header=tuple(self._slice(*cell).strip() for cell in header),
             rows=tuple(tuple(self._slice(*cell).strip() for cell in row) for row in rows),
         )
@@ -424,6 +426,5 @@ class _Builder:
         starts = [start] + [self._line_start(self.chars(s)) for s in item_starts[1:]]
         starts.append(end)
         return tuple(
-            self.text[starts[i] : starts[i + 1]].rstrip(BLANK_CHARS)
-            for i in range(len(starts) - 1)
+            self.text[starts[i] : starts[i + 1]].rstrip(BLANK_CHARS) for i in range(len(starts) - 1)
         )

@@ -116,3 +116,43 @@ def test_other_shapes_use_rfc8785() -> None:
     for value in ({"b": 1.5, "a": [1, "x"]}, [1.0, "x"], [None, True]):
         assert not ids._flat_str_int_list(value)
         assert ids.canon(value) == rfc8785.dumps(value)
+
+
+#: Any text, lone surrogates included (they cannot be UTF-8: the general path must decide).
+_ANY_TEXT = st.text(max_size=30) | st.sampled_from(["\ud800", "a\udfffb", '"\\\n\x00'])
+
+
+def _reference_id(value: list[Any]) -> str:
+    """The recipe as DESIGN §3 states it: blake3 of RFC 8785 JSON (an error if it has none)."""
+    try:
+        return blake3.blake3(rfc8785.dumps(value)).hexdigest()[:32]
+    except Exception as exc:  # rfc8785 refuses some inputs; the fast path must refuse too
+        return type(exc).__name__
+
+
+def _id_or_error(compute: Any) -> str:
+    try:
+        return str(compute())
+    except Exception as exc:
+        return type(exc).__name__
+
+
+@given(_ANY_TEXT, _ANY_TEXT, _ANY_TEXT, st.integers(min_value=0, max_value=2**54))
+def test_block_id_fast_recipe_equals_rfc8785(doc: str, kind: str, text: str, n: int) -> None:
+    expected = _reference_id(["block", doc, kind, text, n])
+    assert _id_or_error(lambda: ids.block_id(doc, kind, text, n)) == expected
+
+
+@given(_ANY_TEXT, _ANY_TEXT, st.lists(_ANY_TEXT, max_size=4), _ANY_TEXT)
+def test_chunk_id_fast_recipe_equals_rfc8785(
+    doc: str, version: str, block_ids: list[str], id_policy: str
+) -> None:
+    expected = _reference_id(["chunk", doc, version, block_ids, id_policy])
+    got = _id_or_error(lambda: ids.chunk_id(doc, version, tuple(block_ids), id_policy))
+    assert got == expected
+
+
+def test_ids_of_other_argument_types_take_the_general_path() -> None:
+    # an int where a str belongs is still hashed by the recipe (canon), not rejected
+    assert ids.block_id("d", "k", "t", True) == _reference_id(["block", "d", "k", "t", True])
+    assert ids.chunk_id("d", "v", [1], "p") == _reference_id(["chunk", "d", "v", [1], "p"])  # type: ignore[list-item]
