@@ -25,8 +25,8 @@ tokenizer. ``iter_chunks`` is lazy; ``chunk`` is ``list(iter_chunks(...))``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from kebab_chunk.chunkers._slices import (
     Anchor,
@@ -44,7 +44,6 @@ from kebab_chunk.model import (
     CanonicalDocument,
     Chunk,
     ChunkPolicy,
-    CodeBlock,
     HeadingBlock,
     ImageRefBlock,
     ListBlock,
@@ -52,16 +51,16 @@ from kebab_chunk.model import (
     TableBlock,
 )
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
-from kebab_chunk.tokenizers.base import Counter, CounterCache
+from kebab_chunk.tokenizers.base import Counter, CounterCache, CutRule, cut_rule
 
 __all__ = ["Element", "HierarchicalV1Chunker", "iter_elements", "record"]
 
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Element:
-    """One document element as the token-aware chunkers see it.
+    """One document element as the token-aware chunkers see it (not changed once yielded).
 
     ``anchor`` locates pieces of ``text``; ``origin`` is the block's first ``char_start``
     plus the offset of ``text`` inside the block's text, so ``origin + i`` names position
@@ -69,6 +68,7 @@ class Element:
     ``text`` where a structural unit begins (the 2nd, 3rd, ... list item or table row), the
     preferred places to split. ``table_header``: a table's header line(s), repeated in the
     context of continuation pieces. ``style`` picks split levels (prose, code, list, table).
+    (A plain slotted dataclass: a frozen one costs twice as much to build, per element.)
     """
 
     text: str
@@ -90,17 +90,17 @@ def iter_elements(
     """The elements of ``doc`` in document order (lazy)."""
     pending: list[HeadingBlock] = []  # headings whose section has shown no content yet
     for block in doc.blocks:
-        if isinstance(block, HeadingBlock):
+        # Dispatch on ``kind``: isinstance misses on pydantic models go through ABCMeta.
+        if block.kind == "heading":
+            assert isinstance(block, HeadingBlock)
             if pending and pending[-1].level >= block.level:
                 yield _heading_element(pending[-1])
                 pending.clear()  # the emitted path covers every enclosing pending heading
             pending.append(block)
             continue
-        produced = False
-        for element in _block_elements(doc, block, merge_list_items, warnings):
-            produced = True
-            yield element
-        if produced:
+        elements = _block_elements(doc, block, merge_list_items, warnings)
+        if elements:
+            yield from elements
             pending.clear()
     if pending:
         yield _heading_element(pending[-1])
@@ -119,37 +119,42 @@ def _heading_element(block: HeadingBlock) -> Element:
 
 def _block_elements(
     doc: CanonicalDocument, block: Block, merge_list_items: bool, warnings: list[str] | None
-) -> Iterator[Element]:
+) -> list[Element]:
+    kind = block.kind
     captions: tuple[str, ...] = ()
-    if isinstance(block, ImageRefBlock | AudioRefBlock) and block.caption:
-        captions = (block.caption,)
-    if not block.text.strip() and not captions:
-        return
-    anchor = make_anchor(block.text, block.spans)
+    if kind == "image_ref" or kind == "audio_ref":
+        assert isinstance(block, ImageRefBlock | AudioRefBlock)
+        if block.caption:
+            captions = (block.caption,)
+    text = block.text
+    if not captions and (not text or text.isspace()):  # blank: nothing to chunk
+        return []
+    anchor = make_anchor(text, block.spans)
     whole = Element(
-        text=block.text,
+        text=text,
         spans=block.spans,
         anchor=anchor,
         origin=block.spans[0].char_start,
         block_ids=(block.block_id,),
         heading_path=block.heading_path,
         captions=captions,
-        style="code" if isinstance(block, CodeBlock) else "prose",
+        style="code" if kind == "code" else "prose",
     )
-    if isinstance(block, ListBlock):
-        yield from _list_elements(doc, block, whole, merge_list_items, warnings)
-    elif isinstance(block, TableBlock):
+    if kind == "list":
+        assert isinstance(block, ListBlock)
+        return list(_list_elements(doc, block, whole, merge_list_items, warnings))
+    if kind == "table":
+        assert isinstance(block, TableBlock)
         has_header = bool(block.header)
         rows = table_rows_from_spans(anchor, has_header, len(block.rows))
-        rows = rows or table_row_starts(block.text, has_header, len(block.rows))
+        rows = rows or table_row_starts(text, has_header, len(block.rows))
         if rows is None:
-            yield replace(whole, style="code")  # unknown row layout: split at lines
-            return
+            whole.style = "code"  # unknown row layout: split at lines
+            return [whole]
         header_end, row_starts = rows
-        header = block.text[:header_end].strip() if header_end else ""
-        yield replace(whole, cuts=tuple(row_starts[1:]), table_header=header or None, style="table")
-    else:
-        yield whole
+        header = text[:header_end].strip() if header_end else ""
+        whole.cuts, whole.table_header, whole.style = tuple(row_starts[1:]), header or None, "table"
+    return [whole]
 
 
 def _list_elements(
@@ -169,7 +174,8 @@ def _list_elements(
                 "exactly in its text, so the list is kept as one chunk",
             )
         cuts = tuple(start for start, _ in (ranges or [])[1:])
-        yield replace(whole, cuts=cuts, style="list")
+        whole.cuts, whole.style = cuts, "list"
+        yield whole
         return
     for index, (start, end) in enumerate(ranges):
         text = block.text[start:end]
@@ -239,6 +245,9 @@ class TokenAwareChunker:
 
     def __init__(self) -> None:
         self._counters = CounterCache()
+        # Where the tokenizer's counts add up (``tokenizers.base.cut_rule``); tests swap in
+        # a function returning None to check that the rule changes speed only.
+        self._cut_rule: Callable[[Tokenizer], CutRule | None] = cut_rule
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
@@ -246,6 +255,10 @@ class TokenAwareChunker:
     def counter(self, tokenizer: Tokenizer) -> Counter:
         """This chunker's exact counting function for ``tokenizer``."""
         return self._counters.get(tokenizer)
+
+    def cut_rule(self, tokenizer: Tokenizer) -> CutRule | None:
+        """Where ``tokenizer``'s counts provably add up, or None."""
+        return self._cut_rule(tokenizer)
 
     def iter_chunks(
         self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None

@@ -28,14 +28,22 @@ heading path, captions, text), and every chunk satisfies
 
 The only way a chunk can exceed the budget is a single character that alone does not fit
 (a budget of a few tokens); it is emitted with a warning rather than dropped.
+
+Counting (speed only, never output): where the tokenizer proves that counts add up over a
+cut (``tokenizers.base.cut_rule``), a contextualised text is counted as its section's
+prefix (each line counted once) plus the text, and a merged chunk's exact count is derived
+from its parts' (plus, when the cut before the gap is not proven, the short tail of the left
+part after its last proven cut, counted with and without the gap) instead of counting the
+whole merged text again. Merge decisions use the same estimate either way.
+
 ``iter_chunks`` streams: one element and one group of peers are held at a time.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from kebab_chunk.chunkers._slices import join_gap, joined_spans, newline_style
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
@@ -43,6 +51,7 @@ from kebab_chunk.chunkers.contextualize import context_prefix
 from kebab_chunk.chunkers.hierarchical_v1 import Element, TokenAwareChunker, iter_elements, record
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
+from kebab_chunk.tokenizers.base import CutRule
 
 __all__ = ["HybridV1Chunker", "resolve_max_tokens"]
 
@@ -67,21 +76,22 @@ class _Context:
     prefix: str
 
 
-@dataclass
+@dataclass(slots=True)
 class _Piece:
     """A piece of one element, or a group of merged pieces, with its contextualised count."""
 
     text: str
-    spans: list[SourceSpan]
+    spans: Sequence[SourceSpan]
     kind: str  # the element's anchor kind: "slice", "element" or "rendered"
-    block_ids: list[str]
+    block_ids: Sequence[str]
     context: _Context
     is_slice: bool
     tokens: int
     tokens_known: bool
     element: int
     slice_start: int  # offset that names this slice in its chunk id (see record)
-    members: list[_Piece] = field(default_factory=list)
+    members: Sequence[_Piece] = ()
+    exact: int | None = None  # a merged group's exact count, when the cuts prove it
 
 
 class _Run:
@@ -99,12 +109,15 @@ class _Run:
         self.policy = policy
         self.tokenizer = get_tokenizer(policy.tokenizer)
         self.count = chunker.counter(self.tokenizer)
+        self.adds_up = chunker.cut_rule(self.tokenizer)
         self.budget = resolve_max_tokens(policy, self.tokenizer)
         self.overlap_tokens = min(policy.overlap_tokens, self.budget // 2)
         self._style: tuple[str | None] | None = None  # (newline_style(doc.blocks),) once used
         self._empty = self.count("")  # what an empty text costs (special tokens)
         self.warnings = warnings
         self._prefix_tokens: dict[str, int] = {}
+        self._line_tokens: dict[str, int] = {}
+        self._tail_tokens: dict[str, int] = {}
         self._contexts: dict[tuple[tuple[str, ...], tuple[str, ...]], _Context] = {}
         self._gap_tokens: dict[str, int] = {}
 
@@ -112,7 +125,7 @@ class _Run:
     def _context(self, heading_path: tuple[str, ...], captions: tuple[str, ...]) -> _Context:
         key = (heading_path, captions)
         context = self._contexts.get(key)
-        if context is None:  # one per section: equal contexts are then usually identical
+        if context is None:  # interned: equal contexts are one object (``_joiner`` relies on it)
             context = _Context(heading_path, captions, context_prefix(heading_path, captions))
             self._contexts[key] = context
         return context
@@ -141,7 +154,11 @@ class _Run:
             self.warnings.append(message)
 
     def _measure(self, context: _Context, text: str) -> int:
-        return self.count(f"{context.prefix}\n{text}" if context.prefix else text)
+        if not context.prefix:
+            return self.count(text)
+        if self.adds_up is not None and text and self.adds_up("\n", text[0]):
+            return self._prefix_cost(context) + self.count(text)  # prefix counted once
+        return self.count(f"{context.prefix}\n{text}")
 
     def _prefix_cost(self, context: _Context) -> int:
         """Tokens the context lines add to a text (0 without context)."""
@@ -149,8 +166,20 @@ class _Run:
             return 0
         cost = self._prefix_tokens.get(context.prefix)
         if cost is None:
-            cost = self.count(context.prefix + "\n") - self._empty
+            lines = (*context.heading_path, *context.captions)
+            rule = self.adds_up
+            if rule is not None and all(line and rule("\n", line[0]) for line in lines[1:]):
+                cost = sum(map(self._line_cost, lines))  # sections share their outer lines
+            else:
+                cost = self.count(context.prefix + "\n") - self._empty
             self._prefix_tokens[context.prefix] = cost
+        return cost
+
+    def _line_cost(self, line: str) -> int:
+        """Tokens one context line adds, with its line break (counted once per document)."""
+        cost = self._line_tokens.get(line)
+        if cost is None:
+            cost = self._line_tokens[line] = self.count(line + "\n") - self._empty
         return cost
 
     def _newline_style(self) -> str | None:
@@ -159,12 +188,18 @@ class _Run:
         return self._style[0]
 
     # -- step 2: split ---------------------------------------------------------------
-    def pieces(self, index: int, el: Element) -> Iterator[_Piece]:
-        whole = self._context(el.heading_path, el.captions)
-        tokens = self._measure(whole, el.text)
-        if tokens <= self.budget:
-            yield self._piece(el, index, 0, len(el.text), whole, tokens)
-            return
+    def stream(self, elements: Iterator[Element]) -> Iterator[_Piece]:
+        """The pieces of every element in order (most elements fit whole: one piece)."""
+        for index, el in enumerate(elements):
+            whole = self._context(el.heading_path, el.captions)
+            tokens = self._measure(whole, el.text)
+            if tokens <= self.budget:
+                yield self._piece(el, index, 0, len(el.text), whole, tokens)
+            else:
+                yield from self._split(index, el, whole, tokens)
+
+    def _split(self, index: int, el: Element, whole: _Context, tokens: int) -> Iterator[_Piece]:
+        """Pieces of an element whose contextualised form (``tokens``) is over budget."""
         first = self._trimmed(el)
         if not el.text.strip():  # a media reference with a huge caption: keep it, trimmed
             yield self._piece(el, index, 0, len(el.text), first, self._measure(first, el.text))
@@ -201,19 +236,16 @@ class _Run:
     def _piece(
         self, el: Element, index: int, start: int, end: int, context: _Context, tokens: int
     ) -> _Piece:
-        whole = start == 0 and end == len(el.text)
+        text = el.text
+        if start == 0 and end == len(text):
+            return _Piece(
+                text, el.spans, el.anchor.kind, el.block_ids, context, el.is_slice, tokens,
+                True, index, el.origin,
+            )  # fmt: skip
         return _Piece(
-            text=el.text[start:end],
-            spans=list(el.anchor.locate(start, end)),
-            kind=el.anchor.kind,
-            block_ids=list(el.block_ids),
-            context=context,
-            is_slice=el.is_slice or not whole,
-            tokens=tokens,
-            tokens_known=True,
-            element=index,
-            slice_start=el.origin + start,
-        )
+            text[start:end], el.anchor.locate(start, end), el.anchor.kind, el.block_ids,
+            context, True, tokens, True, index, el.origin + start,
+        )  # fmt: skip
 
     # -- step 3: merge peers -------------------------------------------------------------
     def _joiner(self, a: _Piece, b: _Piece) -> str | None:
@@ -223,7 +255,7 @@ class _Run:
         rendered texts have no source text between elements: they join with ``"\\n"``.
         A slice never joins a non-slice, so an exact chunk never becomes inexact.
         """
-        if a.element == b.element or a.context != b.context:
+        if a.element == b.element or a.context is not b.context:  # contexts are interned
             return None
         if a.kind == "slice" and b.kind == "slice":
             return join_gap(a.spans[-1], b.spans[0], self._newline_style())
@@ -241,11 +273,48 @@ class _Run:
         """Contextualised tokens of ``a`` + ``gap`` + ``b``, from the parts' counts.
 
         Exact for tokenizers that cut at whitespace (BERT word pieces), within a token or
-        two at the seams for BPE; ``_verified`` counts every merged chunk exactly.
+        two at the seams for BPE; every merged chunk's exact count is then derived
+        (``_exact``) or counted (``_verified``).
         """
         return (
             a.tokens + b.tokens - self._empty - self._prefix_cost(a.context) + (self._gap_cost(gap))
         )
+
+    def _exact(self, a: _Piece, b: _Piece, gap: str) -> int | None:
+        """Exact contextualised count of ``a`` + ``gap`` + ``b`` from proven cuts, or None.
+
+        With ``P`` the shared prefix line(s) and ``e`` the empty text's count, a cut between
+        two characters where counts add up gives ``count(l + r) = count(l) + count(r) - e``.
+        Cuts used: after ``P`` and its line break (``b``'s count without the prefix),
+        ``gap | b``, and either ``a | gap`` or, when that one is not proven, the last proven
+        cut in ``a`` (``_last_cut``), whose tail is counted with and without the gap.
+        """
+        rule = self.adds_up
+        a_count = a.tokens if a.tokens_known else a.exact
+        if rule is None or a_count is None or not gap or not a.text or not b.text:
+            return None
+        first = b.text[0]
+        if not rule(gap[-1], first):
+            return None
+        b_count = b.tokens
+        if a.context.prefix:
+            if not rule("\n", first):
+                return None
+            b_count -= self._prefix_cost(a.context)
+        if rule(a.text[-1], gap[0]):
+            return a_count + self._gap_cost(gap) + b_count - self._empty
+        cut = _last_cut(a.text, rule)
+        if cut <= 0:
+            return None
+        return a_count + self._tail_cost(a.text[cut:], gap) + b_count - self._empty
+
+    def _tail_cost(self, tail: str, gap: str) -> int:
+        """``count(tail + gap) - count(tail)``; tails repeat (".", a closing fence ...)."""
+        key = tail + gap
+        cost = self._tail_tokens.get(key)
+        if cost is None:
+            cost = self._tail_tokens[key] = self.count(key) - self.count(tail)
+        return cost
 
     def _join(self, a: _Piece, b: _Piece, gap: str) -> _Piece:
         if a.kind == "slice":
@@ -265,6 +334,7 @@ class _Run:
             element=b.element,
             slice_start=a.slice_start,
             members=[*(a.members or [a]), b],
+            exact=self._exact(a, b, gap),
         )
 
     def merged(self, pieces: Iterator[_Piece]) -> Iterator[_Piece]:
@@ -282,7 +352,10 @@ class _Run:
                     group = self._join(group, piece, gap)
                     continue
             if group is not None:
-                yield from self._verified(group)
+                if group.tokens_known:  # a single piece: counted already
+                    yield group
+                else:
+                    yield from self._verified(group)
             group = piece
         if group is not None:
             yield from self._verified(group)
@@ -291,7 +364,8 @@ class _Run:
         if group.tokens_known:
             yield group
             return
-        group.tokens = self._measure(group.context, group.text)
+        exact = group.exact
+        group.tokens = self._measure(group.context, group.text) if exact is None else exact
         group.tokens_known = True
         if group.tokens <= self.budget:
             yield group
@@ -302,7 +376,8 @@ class _Run:
             gap = self._joiner(current, member)
             assert gap is not None
             joined = self._join(current, member, gap)
-            joined.tokens = self._measure(joined.context, joined.text)
+            exact = joined.exact
+            joined.tokens = self._measure(joined.context, joined.text) if exact is None else exact
             joined.tokens_known = True
             if joined.tokens <= self.budget:
                 current = joined
@@ -329,6 +404,23 @@ class _Run:
         )
 
 
+def _last_cut(text: str, rule: CutRule) -> int:
+    """The last offset ``0 < i < len(text)`` where ``rule`` proves a cut, or 0 if none is found.
+
+    The last 16 characters are tried one by one, then the last few spaces.
+    """
+    n = len(text)
+    for i in range(n - 1, max(n - 16, 0), -1):
+        if rule(text[i - 1], text[i]):
+            return i
+    cut = text.rfind(" ", 0, max(n - 15, 0))
+    for _ in range(8):  # a few tries: whitespace runs rarely need more
+        if cut <= 0 or rule(text[cut - 1], " "):
+            break
+        cut = text.rfind(" ", 0, cut)
+    return cut if cut > 0 and rule(text[cut - 1], " ") else 0
+
+
 class HybridV1Chunker(TokenAwareChunker):
     """Chunker protocol implementation for ``hybrid-v1``."""
 
@@ -344,6 +436,5 @@ class HybridV1Chunker(TokenAwareChunker):
         """Chunks of ``doc`` in document order, streamed (lazy)."""
         run = _Run(self, doc, policy, warnings)
         elements = iter_elements(doc, merge_list_items=policy.merge_list_items, warnings=warnings)
-        pieces = (p for i, el in enumerate(elements) for p in run.pieces(i, el))
-        for position, piece in enumerate(run.merged(pieces)):
+        for position, piece in enumerate(run.merged(run.stream(elements))):
             yield run.record(position, piece)

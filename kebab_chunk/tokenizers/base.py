@@ -10,6 +10,14 @@ exactly ``count_tokens(text)`` but memoises what it learns (see :class:`SegmentC
 Chunkers get their counting function through :func:`token_counter`, which falls back to
 ``count_tokens`` for tokenizers without one, and keep it for as long as the chunker object
 lives, so a worker's chunker gets faster over a corpus while its output never changes.
+
+Where counts add up (optional): a tokenizer may also offer ``adds_up(left, right)``, given
+the last character of one text and the first of another: True only when, for *every* such
+pair of texts, ``count(l + r) == count(l) + count(r) - count("")``, because the tokenizer
+provably cuts there and treats each side as if it stood alone (whitespace for BERT word
+pieces, a space after a non-space for tiktoken). Chunkers use it through :func:`cut_rule`
+to count a heading prefix once per section and to know a merged chunk's count from its
+parts, instead of counting the same text again. No rule means no cut is assumed.
 """
 
 from __future__ import annotations
@@ -17,10 +25,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Counter", "CounterCache", "SegmentCounter", "Tokenizer", "token_counter"]
+__all__ = [
+    "Counter",
+    "CounterCache",
+    "CutRule",
+    "SegmentCounter",
+    "Tokenizer",
+    "cut_rule",
+    "token_counter",
+]
 
 #: ``text -> tokens``, exactly ``Tokenizer.count_tokens``.
 Counter = Callable[[str], int]
+#: ``(last character of a left text, first character of a right text) -> counts add up``.
+CutRule = Callable[[str, str], bool]
 
 
 @runtime_checkable
@@ -44,6 +62,12 @@ def token_counter(tokenizer: Tokenizer) -> Counter:
         counter: Counter = make()
         return counter
     return tokenizer.count_tokens
+
+
+def cut_rule(tokenizer: Tokenizer) -> CutRule | None:
+    """The tokenizer's ``adds_up`` rule, or None when it proves no cut."""
+    rule = getattr(tokenizer, "adds_up", None)
+    return rule if callable(rule) else None
 
 
 class CounterCache:
@@ -117,11 +141,16 @@ class SegmentCounter:
             pass
         if len(memo) >= self._max_entries:
             memo.clear()
-        missing = [piece for piece in dict.fromkeys(pieces) if piece not in memo]
-        for piece in missing:
-            memo[piece] = self._segment(piece)
-        total = self._base + sum(map(memo.__getitem__, pieces))
-        for piece in missing:
-            if len(piece) > self._max_chars:
-                memo.pop(piece, None)  # counted once for this text, not remembered
+        total = self._base
+        get = memo.get
+        long: list[str] = []
+        for piece in pieces:  # one pass: cheaper than collecting the missing pieces first
+            tokens = get(piece)
+            if tokens is None:
+                tokens = memo[piece] = self._segment(piece)
+                if len(piece) > self._max_chars:
+                    long.append(piece)
+            total += tokens
+        for piece in long:
+            memo.pop(piece, None)  # counted once for this text, not remembered
         return total

@@ -29,6 +29,11 @@ runs of letters and digits, and single punctuation characters) and the library's
 character-offset bookkeeping costs ~1 µs per character; its words still go through the
 library's own WordPiece model. Any other piece is encoded by the library. Other
 tokenizer files keep plain ``count_tokens``.
+
+For the same reason, ``adds_up`` (see ``tokenizers.base``) holds for those files wherever
+either side of a cut is a space, tab, line feed or carriage return: the normaliser maps
+them to a space (never deletes them), canonical reordering stops at them, and the
+pre-tokenizer cuts there whatever surrounds them.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ _NO_LIMIT_ABOVE = 1_000_000
 #: Whitespace to ``str.split`` that BertNormalizer deletes as control characters (C0/C1).
 JOINING_SPACES = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85")
 
+#: Characters at which BERT-style counts add up whatever surrounds them.
+_SEPARATORS = frozenset(" \t\n\r")
+
 #: BertPreTokenizer on printable ASCII: every non-alphanumeric character is punctuation.
 _ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
 
@@ -79,6 +87,10 @@ class HuggingFaceTokenizer:
     def count_tokens(self, text: str) -> int:
         """Word pieces the model sees for ``text``, special tokens included."""
         return len(self._tok.encode(text, add_special_tokens=True))
+
+    def adds_up(self, left: str, right: str) -> bool:
+        """Whether counts add up over a cut between ``left`` and ``right`` (BERT-style only)."""
+        return self.word_additive and (left in _SEPARATORS or right in _SEPARATORS)
 
     def counter(self) -> Counter:
         """A fresh exact ``count_tokens`` that memoises words (BERT-style files only)."""

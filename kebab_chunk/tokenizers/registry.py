@@ -45,6 +45,10 @@ class CharTokenizer:
     def count_tokens(self, text: str) -> int:
         return len(text)
 
+    def adds_up(self, left: str, right: str) -> bool:
+        """Lengths always add up."""
+        return True
+
 
 def canonical_tokenizer_name(name: str) -> str:
     """Map a CLI spelling (``cl100k_base``) to the canonical policy value; others unchanged."""

@@ -11,6 +11,26 @@ never a silent re-download. The cache directory is ``$TIKTOKEN_CACHE_DIR`` when 
 
 Counting uses ``encode_ordinary``: text that happens to spell a special token such as
 ``<|endoftext|>`` is counted as the plain text it is, never rejected.
+
+``adds_up`` (see ``tokenizers.base``): tiktoken cuts a text into pre-tokens with its
+encoding's pattern and byte-pair-encodes each pre-token on its own, so counts add up over
+any cut where, in both encodings, one pre-token provably ends and the next begins, the
+same as when each side stands alone. Two such cuts are used, both read off the patterns
+(which have no look-behind, so the right side is tokenised as if it stood alone once a
+pre-token starts there):
+
+- before a space ``" "`` whose left neighbour is not whitespace: the pre-token holding
+  that neighbour (letters, digits, other symbols plus trailing line breaks, a
+  contraction) can neither take in a space nor see past it. Python's ``str.isspace``
+  holds for every character the patterns' ``\\s`` matches, so this errs on the safe side;
+- after a line break (``"\n"`` or ``"\r"``) before printable ASCII other than a space
+  and ``"/"``: the pre-token ending in the break (a run of whitespace, or symbols followed
+  by line breaks) cannot continue into it (o200k's symbol run may take a following
+  ``"/"``; the optional leading character of a word never is a line break);
+- after an ASCII letter or digit before an ASCII symbol other than ``"'"``, or before a
+  tab or line break: runs of letters or of digits stop there, a symbol run or whitespace
+  never includes a letter or digit, and only ``"'"`` can continue a word (o200k attaches
+  contractions).
 """
 
 from __future__ import annotations
@@ -19,6 +39,7 @@ import gzip
 import hashlib
 import importlib.util
 import os
+import string
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -44,6 +65,10 @@ ENCODINGS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: ASCII letters and digits, and what may follow them at a proven cut (module docstring).
+_WORD_END = frozenset(string.ascii_letters + string.digits)
+_AFTER_WORD = frozenset(string.punctuation.replace("'", "") + "\t\n\r")
+
 _CACHE_ENV = "TIKTOKEN_CACHE_DIR"
 _LOCK = threading.Lock()  # the cache-dir variable is process-global while we load
 
@@ -60,6 +85,14 @@ class TiktokenTokenizer:
     def count_tokens(self, text: str) -> int:
         """BPE tokens of ``text``, special-token spellings counted as ordinary text."""
         return len(self._enc.encode_ordinary(text))
+
+    def adds_up(self, left: str, right: str) -> bool:
+        """Whether counts add up over a cut between ``left`` and ``right`` (module docstring)."""
+        if right == " ":
+            return not left.isspace()
+        if left == "\n" or left == "\r":
+            return "!" <= right <= "~" and right != "/"
+        return left in _WORD_END and right in _AFTER_WORD
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer(name={self.name!r})"
