@@ -18,7 +18,7 @@ from kebab_chunk._cli_io import UsageError, read_input, source_uri_for
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import KebabError, ParseError
 from kebab_chunk.model import ChunkPolicy, make_policy
-from kebab_chunk.parsers import parse_document
+from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.report.progress import Progress
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
@@ -67,6 +67,17 @@ def policy_from_args(args: argparse.Namespace) -> ChunkPolicy:
     return policy
 
 
+def add_parsers_argument(parser: argparse.ArgumentParser) -> None:
+    """``--parsers``: parser versions to use instead of the media types' defaults."""
+    parser.add_argument(
+        "--parsers",
+        default=None,
+        metavar="VERSIONS",
+        help="comma-separated parser versions replacing the defaults for the media types "
+        "they read (e.g. md-mistune-v1)",
+    )
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="kebab-chunk", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -81,11 +92,13 @@ def _build_parser() -> _Parser:
     p_parse = sub.add_parser("parse", help="print a file's CanonicalDocument as JSON")
     p_parse.add_argument("file")
     p_parse.add_argument("--root", help="make source_uri relative to this directory")
+    add_parsers_argument(p_parse)
 
     p_chunk = sub.add_parser("chunk", help="print chunk records of files as JSON Lines")
     p_chunk.add_argument("files", nargs="+", metavar="FILE")
     p_chunk.add_argument("--chunker", required=True, metavar="LABEL")
     p_chunk.add_argument("--root", help="make source_uri relative to this directory")
+    add_parsers_argument(p_chunk)
     add_policy_arguments(p_chunk)
 
     from kebab_chunk.report.cli import add_inspect_parser, add_report_parser, add_view_parser
@@ -114,7 +127,7 @@ def _cmd_chunkers() -> int:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     raw = read_input(args.file)
-    doc = parse_document(raw, source_uri_for(args.file, args.root))
+    doc = ParserChoice.from_option(args.parsers)(raw, source_uri_for(args.file, args.root))
     print(doc.model_dump_json(indent=2))
     return 0
 
@@ -123,12 +136,13 @@ def _cmd_chunk(args: argparse.Namespace) -> int:
     """Chunk every file; a file that fails to parse is reported and skipped (exit 1)."""
     chunker = get_chunker(args.chunker)
     policy = policy_from_args(args)
+    parse = ParserChoice.from_option(args.parsers)
     inputs = [(read_input(path), source_uri_for(path, args.root)) for path in args.files]
     status = 0
     with Progress(total=len(inputs)) as progress:
         for raw, uri in inputs:
             try:
-                doc = parse_document(raw, uri)
+                doc = parse(raw, uri)
             except ParseError as exc:
                 sys.stderr.write(f"kebab-chunk: {str(exc).rstrip('.')}.\n")  # names the file
                 status = EXIT_DATA

@@ -26,10 +26,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.runner import PipelineResult, PipelineState
 
 from kebab_chunk.beam import (
-    ChunkDocuments,
-    ParseDocuments,
+    ParseAndChunk,
     ReadCorpus,
-    ValidateChunks,
     WriteChunks,
     WriteErrors,
     WriteManifest,
@@ -52,12 +50,14 @@ from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import KebabError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.report.progress import Progress
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["RunConfig", "build_pipeline", "main", "parse_args", "run"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_PARSERS = ParserChoice()
 
 
 class UsageError(Exception):
@@ -81,6 +81,7 @@ class RunConfig:
     limits: ParseLimits = DEFAULT_LIMITS
     chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    parsers: ParserChoice = DEFAULT_PARSERS  # --parsers: versions other than the defaults
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,6 +110,12 @@ def _arg_parser() -> argparse.ArgumentParser:
         default=None,
         help="comma-separated chunker labels "
         "(default: md-heading-v1 for Markdown/text, pdf-page-v1 for PDF)",
+    )
+    p.add_argument(
+        "--parsers",
+        default=None,
+        help="comma-separated parser versions to use instead of the defaults for the media "
+        "types they read (e.g. md-mistune-v1; default: md-pyromark-v1 for Markdown)",
     )
     defaults = ChunkPolicy()
     p.add_argument(
@@ -275,6 +282,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
             raise UsageError("--chunkers is empty; name at least one chunker label.")
         for label in labels:
             get_chunker(label)
+    parsers = ParserChoice.from_option(known.parsers)
     tokenizer = None
     if known.tokenizer is not None:
         tokenizer = canonical_tokenizer_name(known.tokenizer)
@@ -304,6 +312,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         parse_timeout_s=known.parse_timeout_s,
         overwrite=known.overwrite,
         previous=_previous_run(known.previous, known.output),
+        parsers=parsers,
         **_limit_fields(known),
     )
     return config, list(beam_args)
@@ -318,27 +327,26 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     """Wire the transforms; ``output`` is the prepared (normalised) output path."""
     labels = run_labels(config.labels)
     read = p | "Read corpus" >> ReadCorpus(config.corpus, max_file_bytes=config.max_file_bytes)
-    reuse = reuse_previous(config.previous, read, config.labels, config.policy)
-    parsed = reuse.documents | "Parse documents" >> ParseDocuments(
-        timeout_s=config.parse_timeout_s,
+    reuse = reuse_previous(config.previous, read, config.labels, config.policy, config.parsers)
+    chunked = reuse.documents | "Parse and chunk documents" >> ParseAndChunk(
+        config.labels,
+        config.policy,
+        parse_fn=config.parsers,
+        parse_timeout_s=config.parse_timeout_s,
+        chunk_timeout_s=config.chunk_timeout_s,
         limits=config.limits,
         max_memory_mb=config.max_memory_mb,
     )
-    chunked = parsed["documents"] | "Chunk documents" >> ChunkDocuments(
-        config.labels,
-        config.policy,
-        timeout_s=config.chunk_timeout_s,
-        max_memory_mb=config.max_memory_mb,
-    )
-    valid = reuse.with_chunks(chunked["chunks"]) | "Validate chunks" >> ValidateChunks()
+    # WriteChunks also enforces one record per (label, chunk_id): chunks are grouped once.
+    stored = reuse.with_chunks(chunked["chunks"]) | "Write chunks" >> WriteChunks(output, labels)
     errors = (
         read["errors"],
-        parsed["errors"],
-        chunked["errors"],
-        valid["errors"],
+        chunked["parse_errors"],
+        chunked["chunk_errors"],
+        stored["errors"],
     ) | "Collect errors" >> beam.Flatten()
     written = (
-        valid["chunks"] | "Write chunks" >> WriteChunks(output, labels),
+        stored["written"],
         errors | "Write errors" >> WriteErrors(output),
     ) | "Collect written files" >> beam.Flatten()
     header = manifest_header(
@@ -349,6 +357,8 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         parse_timeout_s=config.parse_timeout_s,
     )
     header["options"].update(limit_options(config))
+    header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
+    header["parsers"] = config.parsers.effective()
     info = run_info(
         input_path=config.input,
         output=output,
@@ -358,12 +368,13 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     _ = {
         "files": read["files"],
         "outcomes": outcomes,
-        "file_errors": (read["errors"], parsed["errors"]) | "Collect file errors" >> beam.Flatten(),
+        "file_errors": (read["errors"], chunked["parse_errors"])
+        | "Collect file errors" >> beam.Flatten(),
     } | "Report progress" >> ReportProgress()
     _ = {
         "files": read["files"],
         "outcomes": outcomes,
-        "chunks": valid["chunks"],
+        "chunk_counts": stored["chunk_counts"],
         "errors": errors,
         "written": written,
         **reuse.manifest_inputs(),

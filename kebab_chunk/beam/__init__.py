@@ -2,9 +2,13 @@
 
 Data flows one way::
 
-    ReadCorpus ─ ParseDocuments ─ ChunkDocuments ─ ValidateChunks ─ WriteChunks
-        └──────────────┴───────────────┴───────────────┴── errors ── WriteErrors
-                                                        everything ── WriteManifest
+    ReadCorpus ─ ParseAndChunk ─ WriteChunks (checks one record per label and chunk_id)
+        └──────────────┴───────────────┴── errors ── WriteErrors
+                                         everything ── WriteManifest
+
+``ParseAndChunk`` parses and chunks each document in one helper process;
+``ParseDocuments``, ``ChunkDocuments`` and ``ValidateChunks`` are the same steps one at a
+time, for callers that want them separately.
 
 Each transform wraps a private DoFn; the one Arrow schema of the output lives in
 :mod:`kebab_chunk.beam.schema`. ``pipelines/chunk_corpus.py`` wires them into the job.
@@ -33,6 +37,7 @@ _WHERE = {
     "WriteManifest": "manifest",
     "manifest_header": "manifest",
     "ParseDocuments": "parse",
+    "ParseAndChunk": "parse_chunk",
     "ReadCorpus": "read",
     "DocumentOutcome": "records",
     "ErrorRecord": "records",
@@ -56,6 +61,7 @@ __all__ = [
     "ChunkDocuments",
     "DocumentOutcome",
     "ErrorRecord",
+    "ParseAndChunk",
     "ParseDocuments",
     "RawDocument",
     "ReadCorpus",

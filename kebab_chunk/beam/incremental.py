@@ -49,7 +49,7 @@ from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.diff import OutputDirError, normalise_path, open_output
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
-from kebab_chunk.parsers.registry import get_parser
+from kebab_chunk.parsers.registry import ParserChoice
 
 __all__ = [
     "DECISIONS",
@@ -164,22 +164,20 @@ class _DecideFn(beam.DoFn):
     """One decision per document; reused records and documents to parse leave separately."""
 
     def __init__(
-        self, previous: PreviousRun, labels: tuple[str, ...] | None, policy_hash: str
+        self,
+        previous: PreviousRun,
+        labels: tuple[str, ...] | None,
+        policy_hash: str,
+        parsers: ParserChoice,
     ) -> None:
         self._previous = previous
         self._labels = labels
         self._policy_hash = policy_hash
-        self._parser_versions: dict[str, str | None] = {}
+        self._parsers = parsers
 
     def _parser_version(self, media_type: str) -> str | None:
-        """The version of the parser registered for ``media_type``, without parsing."""
-        if media_type not in self._parser_versions:
-            try:
-                version: str | None = get_parser(media_type).version
-            except Exception:  # no parser: the parse stage will report the error row
-                version = None
-            self._parser_versions[media_type] = version
-        return self._parser_versions[media_type]
+        """The parser version this run uses for ``media_type`` (None: no parser reads it)."""
+        return self._parsers.version_for(media_type)
 
     def _wanted(self, media_type: str) -> tuple[str, ...]:
         return self._labels or DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type, ())
@@ -285,10 +283,15 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
     """
 
     def __init__(
-        self, previous: PreviousRun, labels: Sequence[str] | None, policy: ChunkPolicy
+        self,
+        previous: PreviousRun,
+        labels: Sequence[str] | None,
+        policy: ChunkPolicy,
+        parsers: ParserChoice | None = None,
     ) -> None:
         super().__init__()
         self._previous = previous
+        self._parsers = parsers or ParserChoice()
         self._labels = run_labels(labels) if labels else None
         self._run_labels = run_labels(labels)
         self._policy_hash = policy.policy_hash
@@ -338,9 +341,9 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             {_FILES: files, _RAW: raw, _CHUNKS: chunks, _PRINTS: prints, _ERRORS: errors}
             | "Join with previous output" >> beam.CoGroupByKey()
             | "Decide what to reuse"
-            >> beam.ParDo(_DecideFn(self._previous, self._labels, self._policy_hash)).with_outputs(
-                _CHUNKS, _OUTCOMES, _DECISIONS, main="documents"
-            )
+            >> beam.ParDo(
+                _DecideFn(self._previous, self._labels, self._policy_hash, self._parsers)
+            ).with_outputs(_CHUNKS, _OUTCOMES, _DECISIONS, main="documents")
         )
         counts = decided[_DECISIONS] | "Count decisions" >> beam.CombineGlobally(
             _CountDecisionsFn(self._previous.output)
@@ -397,12 +400,13 @@ def reuse_previous(
     read: Mapping[str, PCollection[Any]],
     labels: Sequence[str] | None,
     policy: ChunkPolicy,
+    parsers: ParserChoice | None = None,
 ) -> Reuse:
     """Insert ``ReusePrevious`` after ``ReadCorpus`` when a previous output is given."""
     if previous is None:
         return Reuse(read["documents"])
     out = {"documents": read["documents"], "files": read["files"]} | (
-        "Reuse previous output" >> ReusePrevious(previous, labels, policy)
+        "Reuse previous output" >> ReusePrevious(previous, labels, policy, parsers)
     )
     return Reuse(out["documents"], out["chunks"], out["outcomes"], out["counts"])
 

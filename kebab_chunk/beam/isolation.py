@@ -1,175 +1,511 @@
 # mypy: disallow-untyped-calls=False
 # (Beam ships partial type hints: its transforms are untyped callables.)
-"""``Isolated``: run a DoFn's ``process`` in a helper process with a time and memory budget.
+"""Run parse and chunk work in a helper process, streamed, under a time and memory budget.
 
-Parsers and chunkers run on untrusted bytes. Wrapped in :class:`Isolated`, each element is
-processed in a long-lived helper process; the worker waits at most ``timeout_s`` for the
-result. A helper that overruns the budget is killed (``TimeoutError``), one that dies (a
-crash in a native library, a stack overflow) raises ``BrokenProcessPool``; either way a
-fresh helper serves the next element. Apply ``with_exception_handling()`` around it to turn
-those exceptions into dead-letter rows.
+Parsers and chunkers run on untrusted bytes, so the pipeline never calls them in the Beam
+worker itself. :class:`IsolatedDoFn` hands each element to a long-lived helper process
+(:class:`IsolatedRunner`) and emits what the helper sends back. A helper that overruns
+the budget of the element it is working on is killed (``timeout``), one that dies (a crash
+in a native library, a stack overflow) is noticed by the closed socket (``worker_crash``);
+either way that one element becomes a :class:`Failure`, a fresh helper is started and the
+elements that were queued behind it are sent again.
 
-Why not Beam's own ``with_exception_handling(use_subprocess=True)``: it starts its helper
-with ``fork`` from the SDK worker, and on the multi-process and portable runners that
-worker has gRPC threads running; a forked child then dies at random on gRPC's inherited
-lock state ("Mutex::Fer with pending CondVar queueing"), so healthy documents became
-``worker_crash`` rows in about one run of three. Here helpers come from a ``forkserver``
-(a clean, single-threaded process started with exec; ``spawn`` where forkserver is not
-available), which preloads this module, so a fresh helper costs a fork, not an interpreter.
+Streaming, not one round trip per element: the worker sends up to ``max_in_flight``
+elements ahead and the helper works through them one at a time, sending each result as
+soon as it is ready. The worker goes on with Beam's own work meanwhile, so helper and
+worker overlap instead of waiting on each other. The helper processes elements strictly in
+order, so the oldest unfinished element is always the one it is working on: a hang or a
+crash is pinned to exactly one element. Its budget runs from the moment the worker sees
+the previous result (or sends the element to an idle helper), never earlier.
 
-The helper installs the memory guard (:func:`limit_memory`) before it runs anything: its
-address space may grow by at most ``max_memory_mb`` MiB over its size at start, so an
-allocation beyond that raises ``MemoryError`` inside the helper instead of exhausting the
-machine. Only the wrapped DoFn's ``setup`` (once per helper) and ``process`` are called.
+Stages: a task may report that it moved on to another stage of the same element
+(``enter(stage, note)``, e.g. from parsing to chunking); the budget of that stage starts
+then, and a failure names the stage and carries the ``note`` (what the worker needs to
+write the error row without the intermediate result ever leaving the helper).
+
+Why not ``ProcessPoolExecutor`` (the first design): each submit goes through a queue
+feeder thread and a result manager thread, which cost milliseconds of thread hand-offs per
+element on a loaded machine; one socket and ``select`` in the calling thread need none.
+Why not Beam's ``with_exception_handling(use_subprocess=True)``: it forks its helper from
+the SDK worker, whose gRPC threads make a forked child die at random. Helpers here come
+from a ``forkserver`` (a clean, single-threaded process started with exec; ``spawn`` where
+forkserver is not available) that preloads only :mod:`kebab_chunk.beam.helper`, which
+does not import Apache Beam; tasks travel with the standard ``pickle``, so a helper never
+needs Beam at all. A fresh helper costs a fork plus the imports of its parsers and
+chunkers, and its memory is that of a plain Python process holding them.
+
+The helper installs the memory guard (:func:`limit_memory`) once its task is loaded and
+set up, before the first element: its address space may grow by at most ``max_memory_mb``
+MiB over its size then, so an allocation beyond that raises ``MemoryError`` inside the
+helper instead of exhausting the machine.
 """
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
-import os
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures.process import BrokenProcessPool
+import pickle
+import select
+import socket
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.internal import pickler
+from apache_beam import pvalue
+from apache_beam.utils.windowed_value import WindowedValue
 
-__all__ = ["Isolated", "limit_memory"]
+from kebab_chunk.beam.helper import (
+    HEADER,
+    MSG_DONE,
+    MSG_RAISED,
+    MSG_READY,
+    MSG_STAGE,
+    PROTOCOL,
+    HelperTask,
+    helper_main,
+    limit_memory,
+    recv_exact,
+)
 
-_log = logging.getLogger(__name__)
-#: Seconds to wait for a killed helper to be reaped.
+__all__ = [
+    "CRASH",
+    "RAISED",
+    "TIMEOUT",
+    "Failure",
+    "Finished",
+    "HelperTask",
+    "InlineRunner",
+    "IsolatedDoFn",
+    "IsolatedRunner",
+    "limit_memory",
+]
+
+#: Seconds to wait for a killed or closed helper to be reaped.
 _REAP_S = 5.0
-
-# Set in the helper process by _init_helper; the worker never touches them.
-_HELPER_FN: beam.DoFn | None = None
-
-
-def _address_space_bytes() -> int | None:
-    """This process's current virtual memory size, or None where /proc is unavailable."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            pages = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return pages * os.sysconf("SC_PAGE_SIZE")
+#: Seconds a new helper may take to start (import, unpickle the task, its setup).
+_START_S = 120.0
+#: Elements and pickled bytes the worker sends ahead of the helper (at least one element).
+DEFAULT_MAX_IN_FLIGHT = 16
+DEFAULT_MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
+_RECV_BYTES = 1 << 20
 
 
-def limit_memory(max_memory_mb: int | None) -> bool:
-    """Cap this process's address space at its current size plus ``max_memory_mb`` MiB.
+#: ``Failure.kind``: the stage overran its budget, the helper died, the task raised.
+TIMEOUT, CRASH, RAISED = "timeout", "worker_crash", "raised"
 
-    Relative to the current size, because what a process maps but never touches (thread
-    stacks, shared libraries) varies by runner. Returns False (and logs a warning) where
-    ``RLIMIT_AS`` or ``/proc`` is unavailable, i.e. outside Linux. Never call it in a Beam
-    worker itself: the cap would apply to the whole worker.
+
+@dataclass(frozen=True)
+class Failure:
+    """Why an element has no result: ``kind`` is TIMEOUT, CRASH or RAISED.
+
+    ``stage`` is the stage that was running, ``note`` what the task reported on entering
+    it (None in stage 0); ``exc_type`` and ``detail`` (class name and repr) are set for
+    RAISED, an exception that escaped the task (or pickling its result); for CRASH,
+    ``detail`` gives the helper's exit code (negative: the signal that ended it).
     """
-    if max_memory_mb is None:
-        return False
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        _log.warning("memory guard unavailable on this platform; --max-memory-mb ignored")
-        return False
-    current = _address_space_bytes()
-    if current is None:  # pragma: no cover - macOS and others without /proc
-        _log.warning("memory guard unavailable on this platform; --max-memory-mb ignored")
-        return False
-    soft = current + max_memory_mb * 1024 * 1024
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    return True
+
+    kind: str
+    stage: int = 0
+    note: Any = None
+    exc_type: str = ""
+    detail: str = ""
 
 
-def _init_helper(serialized_fn: bytes, max_memory_mb: int | None) -> None:
-    """Helper-process initializer: memory guard first, then the DoFn's own setup."""
-    global _HELPER_FN
-    limit_memory(max_memory_mb)
-    fn = pickler.loads(serialized_fn)
-    fn.setup()
-    _HELPER_FN = fn
+@dataclass(frozen=True)
+class Finished:
+    """One element done: its ``result``, or ``failure``; ``context`` is the caller's tag."""
 
-
-def _ready() -> int:
-    return os.getpid()
-
-
-def _process(element: Any) -> list[Any]:
-    assert _HELPER_FN is not None, "helper process not initialised"
-    return list(_HELPER_FN.process(element) or ())
+    element: Any
+    context: Any
+    result: Any = None
+    failure: Failure | None = None
 
 
 def _helper_context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        # Replaces the default preload (['__main__']): the server imports only this module
-        # (and so apache_beam), never the launching script.
-        ctx.set_forkserver_preload([__name__])
+        # Replaces the default preload (['__main__']): the server imports only the helper
+        # module (not even Apache Beam), never the launching script.
+        ctx.set_forkserver_preload([helper_main.__module__])
         return ctx
     return multiprocessing.get_context("spawn")  # pragma: no cover - Windows
 
 
-class Isolated(beam.DoFn):
-    """Wraps ``fn`` so every ``process`` call runs in a helper process (see module doc).
+# ------------------------------------------------------------------ the worker side
 
-    Raises ``TimeoutError`` when an element takes longer than ``timeout_s`` and
-    ``BrokenProcessPool`` when the helper dies; both after replacing the helper.
+
+class _HelperDied(Exception):
+    """The helper's socket closed or failed: the process is gone."""
+
+
+@dataclass
+class _InFlight:
+    element: Any
+    context: Any
+    payload: bytes
+    stage: int = 0
+    note: Any = None
+    started: float | None = None  # when its current stage started (set once it is the head)
+
+
+@dataclass
+class _Helper:
+    process: multiprocessing.process.BaseProcess
+    sock: socket.socket
+    outgoing: deque[memoryview] = field(default_factory=deque)
+    incoming: bytearray = field(default_factory=bytearray)
+
+
+class IsolatedRunner:
+    """Worker-side handle of one helper process running ``task`` (see the module doc).
+
+    ``budgets_s[k]`` is the time budget of stage ``k`` of every element. ``submit`` and
+    ``drain`` return the elements finished so far, each exactly once, in the order the
+    helper finished them.
     """
 
-    def __init__(self, fn: beam.DoFn, *, timeout_s: float, max_memory_mb: int | None) -> None:
-        super().__init__()
-        if not timeout_s > 0:
-            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
-        self._serialized_fn = pickler.dumps(fn)
-        self._timeout_s = timeout_s
+    def __init__(
+        self,
+        task: HelperTask,
+        *,
+        budgets_s: Sequence[float],
+        max_memory_mb: int | None,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        max_in_flight_bytes: int = DEFAULT_MAX_IN_FLIGHT_BYTES,
+    ) -> None:
+        if not budgets_s or not all(b > 0 for b in budgets_s):
+            raise ValueError(f"every stage budget must be > 0, got {tuple(budgets_s)}")
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+        self._serialized_task = pickle.dumps(task, PROTOCOL)
+        self._budgets = tuple(budgets_s)
         self._max_memory_mb = max_memory_mb
-        self._pool: ProcessPoolExecutor | None = None
+        self._max_in_flight = max_in_flight
+        self._max_bytes = max_in_flight_bytes
+        self._helper: _Helper | None = None
+        self._replace = False  # the helper announced that it exits: start a fresh one
+        self._in_flight: deque[_InFlight] = deque()
+        self._bytes_in_flight = 0
+
+    # -- public
+
+    def start(self) -> None:
+        """Start the helper now (so start-up is never charged to an element's budget)."""
+        if self._helper is not None:
+            return
+        ctx = _helper_context()
+        ours, theirs = socket.socketpair()
+        process = ctx.Process(  # type: ignore[attr-defined]
+            target=helper_main,
+            args=(theirs, self._serialized_task, self._max_memory_mb),
+            name="kebab-chunk-helper",
+            daemon=True,
+        )
+        process.start()
+        theirs.close()
+        ours.settimeout(_START_S)
+        try:
+            header = recv_exact(ours, HEADER.size)
+            ready = recv_exact(ours, HEADER.unpack(header)[0]) if header else None
+        except OSError:
+            ready = None
+        if ready is None or pickle.loads(ready) != (MSG_READY,):
+            ours.close()
+            _reap(process, kill=True)
+            raise RuntimeError(
+                "the isolation helper process could not start (exit code "
+                f"{process.exitcode}); see the log above for its error."
+            )
+        ours.setblocking(False)
+        self._helper = _Helper(process, ours)
+
+    def submit(self, element: Any, context: Any = None) -> list[Finished]:
+        """Queue ``element``; returns what finished meanwhile (blocks while the queue is full)."""
+        try:
+            payload = pickle.dumps(element, PROTOCOL)
+        except Exception as exc:  # cannot even be sent: this element alone fails
+            return [Finished(element, context, failure=_raised(0, None, exc))]
+        self.start()
+        entry = _InFlight(element, context, payload)
+        if not self._in_flight:
+            entry.started = time.monotonic()
+        self._in_flight.append(entry)
+        self._bytes_in_flight += len(payload)
+        self._send(payload)
+        finished = self._pump(block=False)
+        while self._in_flight and (
+            len(self._in_flight) >= self._max_in_flight or self._bytes_in_flight > self._max_bytes
+        ):
+            finished += self._pump(block=True)
+        return finished
+
+    def drain(self) -> list[Finished]:
+        """Wait for every queued element; returns them."""
+        finished: list[Finished] = []
+        while self._in_flight:
+            finished += self._pump(block=True)
+        return finished
+
+    def close(self) -> None:
+        """Stop the helper (it exits when its socket closes); queued elements are dropped."""
+        self._stop(kill=False)
+        self._in_flight.clear()
+        self._bytes_in_flight = 0
+
+    # -- internals
+
+    def _send(self, payload: bytes) -> None:
+        assert self._helper is not None
+        self._helper.outgoing.append(memoryview(HEADER.pack(len(payload))))
+        self._helper.outgoing.append(memoryview(payload))
+
+    def _pump(self, *, block: bool) -> list[Finished]:
+        """Move bytes both ways; ``block``: until an element finishes (or fails)."""
+        finished: list[Finished] = []
+        while True:
+            helper = self._helper
+            assert helper is not None
+            timeout = self._time_left() if block else 0.0
+            writers = [helper.sock] if helper.outgoing else []
+            readable, writable, _ = select.select([helper.sock], writers, [], timeout)
+            try:
+                if writable:
+                    self._write(helper)
+                if readable:
+                    self._read(helper, finished)
+            except (_HelperDied, OSError):  # every result it sent has been read by now
+                if self._in_flight:
+                    finished.append(self._fail_head(CRASH))
+                else:
+                    self._stop(kill=True)
+                return finished
+            if not block or finished or not self._in_flight:
+                return finished
+            if self._time_left() <= 0:
+                finished.append(self._fail_head(TIMEOUT))
+                return finished
+
+    def _time_left(self) -> float:
+        head = self._in_flight[0]
+        if head.started is None:
+            head.started = time.monotonic()
+        return max(0.0, head.started + self._budgets[head.stage] - time.monotonic())
+
+    def _write(self, helper: _Helper) -> None:
+        while helper.outgoing:
+            view = helper.outgoing[0]
+            try:
+                sent = helper.sock.send(view)
+            except BlockingIOError:
+                return
+            except (BrokenPipeError, ConnectionResetError):
+                # The helper is gone, but results it sent before dying may still be unread:
+                # keep reading until the end of the stream, which then fails the right element.
+                helper.outgoing.clear()
+                return
+            if sent < len(view):
+                helper.outgoing[0] = view[sent:]
+                return
+            helper.outgoing.popleft()
+
+    def _read(self, helper: _Helper, finished: list[Finished]) -> None:
+        try:
+            data = helper.sock.recv(_RECV_BYTES)
+        except BlockingIOError:
+            return
+        if not data:
+            raise _HelperDied
+        buf = helper.incoming
+        buf += data
+        start = 0
+        while len(buf) - start >= HEADER.size:
+            (size,) = HEADER.unpack_from(buf, start)
+            end = start + HEADER.size + size
+            if len(buf) < end:
+                break
+            self._receive(bytes(buf[start + HEADER.size : end]), finished)
+            start = end
+            if self._replace:  # nothing follows in this helper's stream
+                self._replace = False
+                self._restart()
+                return
+        del buf[:start]
+
+    def _receive(self, frame: bytes, finished: list[Finished]) -> None:
+        if not self._in_flight:  # pragma: no cover - the helper only answers what was sent
+            return
+        head = self._in_flight[0]
+        try:
+            message = pickle.loads(frame)
+        except Exception as exc:  # a result the worker cannot rebuild fails its element
+            finished.append(
+                self._finish(
+                    Finished(
+                        head.element, head.context, failure=_raised(head.stage, head.note, exc)
+                    )
+                )
+            )
+            return
+        kind = message[0]
+        if kind == MSG_STAGE:
+            head.stage, head.note, head.started = message[1], message[2], time.monotonic()
+        elif kind == MSG_DONE:
+            finished.append(self._finish(Finished(head.element, head.context, message[1])))
+        elif kind == MSG_RAISED:
+            failure = Failure(RAISED, head.stage, head.note, message[1], message[2])
+            finished.append(self._finish(Finished(head.element, head.context, failure=failure)))
+            self._replace = message[3]  # the helper exits after this message
+
+    def _finish(self, done: Finished) -> Finished:
+        """Retire the head; the next element's clock starts now."""
+        head = self._in_flight.popleft()
+        self._bytes_in_flight -= len(head.payload)
+        if self._in_flight:
+            self._in_flight[0].started = time.monotonic()
+        return done
+
+    def _fail_head(self, kind: str) -> Finished:
+        """The head hung or killed the helper: fail it, restart, resend the rest."""
+        head = self._in_flight[0]
+        exit_code = self._stop(kill=True)
+        detail = f"helper exit code {exit_code}" if kind == CRASH else ""
+        done = self._finish(
+            Finished(
+                head.element,
+                head.context,
+                failure=Failure(kind, head.stage, head.note, detail=detail),
+            )
+        )
+        self._restart()
+        return done
+
+    def _restart(self) -> None:
+        """Replace the helper and send it every element still in flight, in order."""
+        self._stop(kill=True)
+        if self._in_flight:
+            self.start()
+            for entry in self._in_flight:
+                entry.stage, entry.note, entry.started = 0, None, None
+                self._send(entry.payload)
+            self._in_flight[0].started = time.monotonic()
+
+    def _stop(self, *, kill: bool) -> int | None:
+        """Stop the helper; returns its exit code (negative: the signal that ended it)."""
+        helper, self._helper = self._helper, None
+        if helper is None:
+            return None
+        helper.sock.close()
+        return _reap(helper.process, kill=kill)
+
+
+def _reap(process: multiprocessing.process.BaseProcess, *, kill: bool) -> int | None:
+    if kill and process.exitcode is None:
+        process.kill()
+    process.join(_REAP_S)
+    if process.is_alive():  # did not exit on its own after the socket closed
+        process.kill()
+        process.join(_REAP_S)
+    return process.exitcode
+
+
+def _raised(stage: int, note: Any, exc: BaseException) -> Failure:
+    return Failure(RAISED, stage, note, type(exc).__name__, repr(exc))
+
+
+class InlineRunner:
+    """:class:`IsolatedRunner`'s interface without a helper: no time budget, no guard.
+
+    Only for measuring what isolation costs (``isolate=False``); a hang stalls the worker
+    and a crash kills it.
+    """
+
+    def __init__(self, task: HelperTask) -> None:
+        self._task = task
+
+    def start(self) -> None:
+        self._task.setup()
+
+    def submit(self, element: Any, context: Any = None) -> list[Finished]:
+        stage, note = 0, None
+
+        def enter(new_stage: int, new_note: Any) -> None:
+            nonlocal stage, note
+            stage, note = new_stage, new_note
+
+        try:
+            return [Finished(element, context, self._task.run(element, enter))]
+        except Exception as exc:
+            return [Finished(element, context, failure=_raised(stage, note, exc))]
+
+    def drain(self) -> list[Finished]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class IsolatedDoFn(beam.DoFn):
+    """A DoFn whose work (``task``) runs in a helper process; subclasses define ``outputs``.
+
+    Results arrive after later elements were submitted, or in ``finish_bundle``, so every
+    output is emitted with the window and timestamp of the element it came from.
+    ``budgets_s``: per stage; ``isolate=False`` runs the task in the worker (measuring only).
+    """
+
+    def __init__(
+        self,
+        task: HelperTask,
+        *,
+        budgets_s: Sequence[float],
+        max_memory_mb: int | None,
+        isolate: bool = True,
+    ) -> None:
+        super().__init__()
+        self._task = task
+        self._budgets_s = tuple(budgets_s)
+        self._max_memory_mb = max_memory_mb
+        self._isolate = isolate
+        self._runner: IsolatedRunner | InlineRunner | None = None
+
+    def outputs(self, done: Finished) -> Iterable[Any]:
+        """The outputs (values or ``TaggedOutput``) for one finished element."""
+        raise NotImplementedError
 
     def setup(self) -> None:
-        self._pool = None
-        self._start()  # start-up is not charged to the first element's budget
-
-    def _start(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            pool = ProcessPoolExecutor(
-                max_workers=1,
-                mp_context=_helper_context(),
-                initializer=_init_helper,
-                initargs=(self._serialized_fn, self._max_memory_mb),
+        if self._isolate:
+            self._runner = IsolatedRunner(
+                self._task, budgets_s=self._budgets_s, max_memory_mb=self._max_memory_mb
             )
-            try:
-                pool.submit(_ready).result()
-            except BrokenProcessPool:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            self._pool = pool
-        return self._pool
+        else:
+            self._runner = InlineRunner(self._task)
+        self._runner.start()
 
-    def process(self, element: Any) -> Iterator[Any]:
-        pool = self._start()
-        future = pool.submit(_process, element)
-        try:
-            results = future.result(timeout=self._timeout_s)
-        except (FutureTimeout, BrokenProcessPool):
-            self._stop(kill=True)
-            raise
-        yield from results
+    def process(
+        self,
+        element: Any,
+        timestamp: Any = beam.DoFn.TimestampParam,
+        window: Any = beam.DoFn.WindowParam,
+    ) -> Iterator[Any]:
+        assert self._runner is not None
+        for done in self._runner.submit(element, (timestamp, (window,))):
+            yield from self._windowed(done)
+
+    def finish_bundle(self) -> Iterator[Any]:
+        assert self._runner is not None
+        for done in self._runner.drain():
+            yield from self._windowed(done)
 
     def teardown(self) -> None:
-        self._stop(kill=False)
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
 
-    def _stop(self, *, kill: bool) -> None:
-        """Shut the helper down; ``kill`` for one that is stuck or already broken."""
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        processes = list(getattr(pool, "_processes", {}).values())
-        if kill:
-            for proc in processes:
-                proc.kill()
-            for proc in processes:
-                proc.join(_REAP_S)
-        pool.shutdown(wait=not kill, cancel_futures=True)
+    def _windowed(self, done: Finished) -> Iterator[Any]:
+        timestamp, windows = done.context
+        for out in self.outputs(done):
+            if isinstance(out, pvalue.TaggedOutput):
+                yield pvalue.TaggedOutput(out.tag, WindowedValue(out.value, timestamp, windows))
+            else:
+                yield WindowedValue(out, timestamp, windows)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from apache_beam.io.filesystems import FileSystems
 
+from kebab_chunk.beam.spill import TEMP_PREFIX
 from kebab_chunk.errors import KebabError
 
 __all__ = [
@@ -118,7 +119,8 @@ def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> s
             f"--output {output!r} is not empty; pass --overwrite to replace the previous "
             "output or choose a new directory."
         )
-    unexpected = [e for e in entries if e not in _LAYOUT]
+    unexpected = [e for e in entries if e not in _LAYOUT and not e.startswith(TEMP_PREFIX)]
+    # (a TEMP_PREFIX entry is a killed run's spill directory: kebab_chunk/beam/spill.py)
     if unexpected:
         raise RunSetupError(
             f"refusing to overwrite {output!r} because it holds {unexpected[0]!r}, which is "

@@ -286,7 +286,9 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
     """Write ``OUTPUT/manifest.json`` once every part file is written.
 
     Input: a dict of PCollections ``files`` (SourceFile), ``outcomes`` (DocumentOutcome),
-    ``chunks`` (the validated Chunks), ``errors`` (every ErrorRecord) and ``written``
+    ``chunk_counts`` (``(source_uri, (label, rows written))``, as WriteChunks emits them;
+    several per source add up) or else ``chunks`` (the validated Chunks, counted here),
+    ``errors`` (every ErrorRecord) and ``written``
     (WrittenFile of every part file; the manifest waits for them, so a manifest present
     means the output is complete); optionally ``incremental`` (one dict, the counts of an
     incremental run, written as the manifest's ``incremental`` section). Output: the
@@ -303,12 +305,15 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         files = inputs["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, f))
         outcomes = inputs["outcomes"] | "Key outcomes" >> beam.Map(lambda o: (o.source_uri, o))
         errors = inputs["errors"] | "Key errors" >> beam.Map(lambda e: (e.source_uri, e))
-        chunks = (
-            inputs["chunks"]
-            | "Source and label" >> beam.Map(_source_and_label)
-            | "Count chunks per source" >> combiners.Count.PerElement()
-            | "Key chunk counts" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
-        )
+        if "chunk_counts" in inputs:  # WriteChunks' per-shard counts: small, never chunks
+            chunks = inputs["chunk_counts"]
+        else:
+            chunks = (
+                inputs["chunks"]
+                | "Source and label" >> beam.Map(_source_and_label)
+                | "Count chunks per source" >> combiners.Count.PerElement()
+                | "Key chunk counts" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
+            )
         summary = (
             {"files": files, "outcomes": outcomes, "errors": errors, "chunks": chunks}
             | "Join per file" >> beam.CoGroupByKey()

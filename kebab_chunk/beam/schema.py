@@ -15,6 +15,7 @@ the line fields for element spans).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -26,12 +27,14 @@ from kebab_chunk.beam.records import ErrorRecord
 from kebab_chunk.model import SPAN_ADAPTER, Chunk, SourceSpan
 
 __all__ = [
+    "BATCH_ROWS",
     "CHUNK_FILE_SCHEMA",
     "CHUNK_SCHEMA",
     "ERROR_SCHEMA",
     "PARTITION_COLUMN",
     "SCHEMA_VERSION",
     "SPAN_TYPE",
+    "WRITE_BATCH_ROWS",
     "chunk_to_row",
     "chunks_table",
     "error_to_row",
@@ -41,11 +44,21 @@ __all__ = [
     "read_errors",
     "row_to_chunk",
     "row_to_error",
+    "rows_table",
+    "write_parquet",
 ]
 
 #: Bumped whenever a column is added, removed or retyped.
 SCHEMA_VERSION = "kebab-chunk-parquet-v1"
 PARTITION_COLUMN = "chunker_version"
+#: Rows the Parquet writer encodes at a time (pyarrow's default, pinned: see parquet_bytes).
+WRITE_BATCH_ROWS = 1024
+#: Rows per Arrow chunk of rows_table: a multiple of WRITE_BATCH_ROWS (one, to keep the
+#: decoded Python rows alive beside the Arrow data small; see rows_table).
+BATCH_ROWS = WRITE_BATCH_ROWS
+#: The allocator of part-file Arrow data: malloc, not pyarrow's default mimalloc, which kept
+#: about twice the table resident while a shard was built (measured, docs/decisions.md).
+_POOL = pa.system_memory_pool()
 _METADATA = {b"kebab_chunk.schema": SCHEMA_VERSION.encode()}
 
 SPAN_TYPE = pa.struct(
@@ -146,6 +159,45 @@ def chunks_table(chunks: Iterable[Chunk]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CHUNK_FILE_SCHEMA)
 
 
+def rows_table(rows: Iterable[Sequence[Any]]) -> pa.Table:
+    """A part-file table from row tuples in CHUNK_SCHEMA column order, already sorted.
+
+    The same Parquet bytes as :func:`chunks_table` for the Chunks of those rows, built
+    from plain values (no Chunk objects, no per-row dicts) and :data:`BATCH_ROWS` rows at a
+    time, so only one batch of Python values is alive beside the Arrow data: this is what
+    bounds the shard writer's memory. Spans are tuples in SPAN_TYPE field order.
+
+    Chunking and bytes (see :func:`parquet_bytes`): the writer cuts a flat column into
+    batches of :data:`WRITE_BATCH_ROWS` rows, so ``BATCH_ROWS``-row chunks write what one
+    piece writes; a list column is cut by leaf values, so chunk edges move its page and
+    dictionary-fallback points once its dictionary overflows (seen at 27,000 rows). List
+    columns (the small ones) are therefore combined into one piece; the flat ones (the
+    text) stay in chunks, so no second copy of them is made.
+    """
+    batches, remaining = [], iter(rows)
+    while batch := list(itertools.islice(remaining, BATCH_ROWS)):
+        batches.append(_batch_table(batch))
+        batch.clear()  # before the next batch is decoded, not after
+    if not batches:
+        return CHUNK_FILE_SCHEMA.empty_table()
+    table = pa.concat_tables(batches)
+    del batches
+    for i, column in enumerate(table.columns):
+        if pa.types.is_nested(column.type) and column.num_chunks > 1:
+            whole = pa.chunked_array([pa.concat_arrays(column.chunks, memory_pool=_POOL)])
+            table = table.set_column(i, table.field(i), whole)
+    return table
+
+
+def _batch_table(rows: Sequence[Sequence[Any]]) -> pa.Table:
+    arrays = [
+        pa.array([row[i] for row in rows], type=CHUNK_SCHEMA.field(i).type, memory_pool=_POOL)
+        for i, name in enumerate(CHUNK_SCHEMA.names)
+        if name != PARTITION_COLUMN
+    ]
+    return pa.Table.from_arrays(arrays, schema=CHUNK_FILE_SCHEMA)
+
+
 def errors_table(errors: Iterable[ErrorRecord]) -> pa.Table:
     """The errors table, rows in :meth:`ErrorRecord.sort_key` order."""
     rows = [error_to_row(e) for e in sorted(errors, key=ErrorRecord.sort_key)]
@@ -153,10 +205,28 @@ def errors_table(errors: Iterable[ErrorRecord]) -> pa.Table:
 
 
 def parquet_bytes(table: pa.Table) -> bytes:
-    """Serialise a table to Parquet bytes (same table and pyarrow version -> same bytes)."""
+    """Serialise a table to Parquet bytes (same table and pyarrow version -> same bytes).
+
+    The writer encodes a flat column :data:`WRITE_BATCH_ROWS` rows at a time, restarting
+    at each chunk, so a flat column made of chunks of a multiple of that many rows gives
+    the bytes of the same column in one piece (list columns do not: see
+    :func:`rows_table`); the batch size is set here, not left to the library's default,
+    to keep that true.
+    """
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
+    write_parquet(table, sink)
     return bytes(sink.getvalue().to_pybytes())
+
+
+def write_parquet(table: pa.Table, sink: Any) -> None:
+    """Write :func:`parquet_bytes`'s bytes to ``sink`` (a writable file object or stream).
+
+    Lets the shard writer stream a file to its destination instead of holding the
+    serialised copy in memory beside the table; the writer settings live here only.
+    """
+    pq.write_table(
+        table, sink, compression="zstd", write_batch_size=WRITE_BATCH_ROWS, memory_pool=_POOL
+    )
 
 
 def _join(root: str, *parts: str) -> str:

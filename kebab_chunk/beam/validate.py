@@ -15,7 +15,7 @@ from kebab_chunk.beam import metrics
 from kebab_chunk.beam.records import ErrorRecord
 from kebab_chunk.model import Chunk
 
-__all__ = ["CHUNK_ID_CONFLICT", "ValidateChunks"]
+__all__ = ["CHUNK_ID_CONFLICT", "ValidateChunks", "conflict_errors"]
 
 ERRORS = "errors"
 CHUNK_ID_CONFLICT = "chunk_id_conflict"
@@ -23,6 +23,36 @@ CHUNK_ID_CONFLICT = "chunk_id_conflict"
 
 def _key(chunk: Chunk) -> tuple[str, str]:
     return (chunk.chunker_version, chunk.chunk_id)
+
+
+def conflict_errors(label: str, chunk_id: str, variants: Iterable[Chunk]) -> list[ErrorRecord]:
+    """The ``validate`` error rows for records that differ under one (label, chunk_id).
+
+    One row per source involved, naming every source; counts ``chunk_id_conflicts``.
+    Shared by ValidateChunks and the shard writer (kebab_chunk/beam/write.py), which
+    checks ids itself so that the pipeline groups its chunks once.
+    """
+    distinct = {c.model_dump_json(): c for c in variants}
+    ordered = [distinct[k] for k in sorted(distinct)]
+    sources = sorted({c.source_uri for c in ordered})
+    named = " and ".join(sources) if len(sources) > 1 else f"{sources[0]} (twice)"
+    metrics.inc(metrics.keyed("chunk_id_conflicts", label))
+    errors = []
+    for uri in sources:
+        first = next(c for c in ordered if c.source_uri == uri)
+        errors.append(
+            ErrorRecord(
+                uri,
+                "validate",
+                CHUNK_ID_CONFLICT,
+                f"chunk_id {chunk_id} of {label} was produced {len(ordered)} times with "
+                f"different content, by {named}; none was written — this is a chunker "
+                "bug, report it with these files.",
+                content_hash=first.content_hash,
+                chunker_version=label,
+            )
+        )
+    return errors
 
 
 class _CheckDuplicatesFn(beam.DoFn):
@@ -34,29 +64,15 @@ class _CheckDuplicatesFn(beam.DoFn):
         if len(variants) == 1:
             yield next(iter(variants.values()))
             return
-        ordered = [variants[k] for k in sorted(variants)]
-        sources = sorted({c.source_uri for c in ordered})
-        named = " and ".join(sources) if len(sources) > 1 else f"{sources[0]} (twice)"
-        metrics.inc(metrics.keyed("chunk_id_conflicts", label))
-        for uri in sources:
-            first = next(c for c in ordered if c.source_uri == uri)
-            yield pvalue.TaggedOutput(
-                ERRORS,
-                ErrorRecord(
-                    uri,
-                    "validate",
-                    CHUNK_ID_CONFLICT,
-                    f"chunk_id {chunk_id} of {label} was produced {len(ordered)} times with "
-                    f"different content, by {named}; none was written — this is a chunker "
-                    "bug, report it with these files.",
-                    content_hash=first.content_hash,
-                    chunker_version=label,
-                ),
-            )
+        for error in conflict_errors(label, chunk_id, variants.values()):
+            yield pvalue.TaggedOutput(ERRORS, error)
 
 
 class ValidateChunks(beam.PTransform[PCollection[Chunk], dict[str, PCollection[Any]]]):
     """Group chunks by ``(chunker_version, chunk_id)``.
+
+    The pipeline does not use this transform: WriteChunks makes the same check inside its
+    shard groups (a chunk's shard is a function of its id), so chunks are grouped once.
 
     Outputs (a dict): ``chunks`` (unique records) and ``errors`` (stage ``validate``, one
     row per source involved in a conflict, naming every source).

@@ -45,6 +45,8 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["--tokenizer", "no-such-tokenizer"], "unknown tokenizer"),
         (["--max-file-bytes", "0"], "--max-file-bytes must be > 0"),
         (["--parse-timeout-s", "-1"], "--parse-timeout-s must be > 0"),
+        (["--parsers", "md-nope-v9"], "no parser is registered as 'md-nope-v9'"),
+        (["--parsers", "md-mistune-v1,md-pyromark-v1"], "name only one of them"),
         (["--taget-tokens", "100"], "unknown option '--taget-tokens'"),
         (["--runner"], "--runner"),
     ],
@@ -134,3 +136,29 @@ def test_overwrite_replaces_the_whole_output(
 
     policy = make_policy(target_tokens=128, overlap_tokens=16)
     assert output_chunks(out) == reference_run(tiny_corpus, ["md-heading-v1"], policy).chunks
+
+
+def test_parsers_option_pins_an_older_markdown_parser(
+    capsys: pytest.CaptureFixture[str], tiny_corpus: Path, tmp_path: Path
+) -> None:
+    """--parsers md-mistune-v1: Markdown records name that version, the manifest says so,
+    and the chunk ids equal the default parser's (both parsers give the same blocks here)."""
+    default_out, pinned_out = tmp_path / "default", tmp_path / "pinned"
+    base = ["--input", str(tiny_corpus), *QUIET]
+    assert main([*base, "--output", str(default_out)]) == 0
+    assert main([*base, "--output", str(pinned_out), "--parsers", "md-mistune-v1"]) == 0
+    capsys.readouterr()
+    default, pinned = output_chunks(default_out), output_chunks(pinned_out)
+    versions = {c.source_uri: c.parser_version for c in pinned}
+    assert versions == {
+        "installation.md": "md-mistune-v1",
+        "release-notes-2.4.txt": "text-plain-v1",
+    }
+    assert {c.parser_version for c in default if c.source_uri.endswith(".md")} == {"md-pyromark-v1"}
+    assert [c.chunk_id for c in pinned] == [c.chunk_id for c in default]
+    manifest = json.loads((pinned_out / "manifest.json").read_text())
+    assert manifest["options"]["parsers"] == ["md-mistune-v1"]
+    assert manifest["parsers"]["text/markdown"] == "md-mistune-v1"
+    assert json.loads((default_out / "manifest.json").read_text())["parsers"]["text/markdown"] == (
+        "md-pyromark-v1"
+    )

@@ -82,7 +82,7 @@ def test_parse_prints_a_canonical_document() -> None:
     result = _run("parse", "README.md")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["parser_version"] == "md-mistune-v1" and doc["source_uri"] == "README.md"
+    assert doc["parser_version"] == "md-pyromark-v1" and doc["source_uri"] == "README.md"
     assert doc["title"] == "kebab-chunk"
 
 

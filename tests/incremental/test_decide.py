@@ -24,7 +24,7 @@ from kebab_chunk.beam.records import DocumentOutcome, RawDocument, SourceFile
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.ids import content_hash
-from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
 
 POLICY = ChunkPolicy()
 URI = "guide.md"
@@ -43,8 +43,14 @@ def _previous(
     )
 
 
-def _records(raw: bytes = RAW, label: str = "md-heading-v1") -> list[Chunk]:
-    return get_chunker(label).chunk(parse_document(raw, URI), POLICY)
+MARKDOWN_PARSER = DEFAULT_PARSER_VERSIONS["text/markdown"]
+
+
+def _records(
+    raw: bytes = RAW, label: str = "md-heading-v1", parser_version: str | None = None
+) -> list[Chunk]:
+    doc = parse_document(raw, URI, parser_version=parser_version)
+    return get_chunker(label).chunk(doc, POLICY)
 
 
 def _decide(
@@ -56,8 +62,9 @@ def _decide(
     errored: bool = False,
     previous: PreviousRun | None = None,
     labels: tuple[str, ...] | None = None,
+    parsers: ParserChoice | None = None,
 ) -> tuple[list[str], list[Any], list[Chunk], list[DocumentOutcome]]:
-    fn = _DecideFn(previous or _previous(), labels, POLICY.policy_hash)
+    fn = _DecideFn(previous or _previous(), labels, POLICY.policy_hash, parsers or ParserChoice())
     grouped = {
         "files": [SourceFile(URI, "text/markdown", len(RAW))] if files else [],
         "raw": [] if raw is None else [RawDocument(URI, "text/markdown", content_hash(raw), raw)],
@@ -103,7 +110,7 @@ def test_unchanged_document_is_carried_forward_without_parsing() -> None:
         ),
         (
             "only records of another label",
-            {"prints": [(content_hash(RAW), "md-mistune-v1", POLICY.policy_hash)]},
+            {"prints": [(content_hash(RAW), MARKDOWN_PARSER, POLICY.policy_hash)]},
         ),
     ],
 )
@@ -114,9 +121,22 @@ def test_documents_that_could_differ_are_parsed_again(case: str, kwargs: dict[st
 
 
 def test_a_stale_record_under_another_label_blocks_reuse() -> None:
-    stale = (content_hash(b"old bytes"), "md-mistune-v1", POLICY.policy_hash)
+    stale = (content_hash(b"old bytes"), MARKDOWN_PARSER, POLICY.policy_hash)
     decisions, _, carried, _ = _decide(chunks=_records(), prints=[stale])
     assert decisions == [RECHUNKED] and not carried
+
+
+def test_records_of_another_parser_version_are_reused_only_under_that_version() -> None:
+    """Records parsed by md-mistune-v1 (the former default) are not carried into a run that
+    parses Markdown with md-pyromark-v1, but are when the run names md-mistune-v1 again."""
+    old = _records(parser_version="md-mistune-v1")
+    assert MARKDOWN_PARSER != "md-mistune-v1"
+    assert _decide(chunks=old)[0] == [RECHUNKED]
+    decisions, to_parse, carried, _ = _decide(
+        chunks=old, parsers=ParserChoice.from_option("md-mistune-v1")
+    )
+    assert decisions == [REUSED] and not to_parse
+    assert sorted(carried, key=lambda c: c.position) == old
 
 
 def test_new_deleted_and_unread_documents() -> None:

@@ -468,8 +468,8 @@ def test_block_ids_count_occurrences_and_are_content_addressed() -> None:
     assert parse("same\n\nsame\n\nother\n") == doc
 
 
-def test_registry_routes_markdown_here() -> None:
-    doc = parse_document(b"# T\n", "notes/a.markdown")
+def test_registry_reaches_this_parser_by_version() -> None:
+    doc = parse_document(b"# T\n", "notes/a.markdown", parser_version="md-mistune-v1")
     assert doc.parser_version == "md-mistune-v1"
 
 

@@ -517,11 +517,11 @@ def test_block_ids_count_occurrences_and_are_content_addressed() -> None:
     assert parse("same\n\nsame\n\nother\n") == doc
 
 
-def test_parser_is_chosen_by_version_and_mistune_stays_the_default() -> None:
-    assert get_parser("text/markdown").version == "md-mistune-v1"
-    assert parse_document(b"# T\n", "a.md").parser_version == "md-mistune-v1"
-    doc = parse_document(b"# T\n", "a.md", parser_version="md-pyromark-v1")
-    assert doc.parser_version == "md-pyromark-v1"
+def test_this_parser_is_the_markdown_default_and_mistune_stays_reachable() -> None:
+    assert get_parser("text/markdown").version == "md-pyromark-v1"
+    assert parse_document(b"# T\n", "a.md").parser_version == "md-pyromark-v1"
+    doc = parse_document(b"# T\n", "a.md", parser_version="md-mistune-v1")
+    assert doc.parser_version == "md-mistune-v1"
     assert isinstance(get_parser_by_version("md-pyromark-v1"), PyromarkMarkdownParser)
     assert parser_versions()["md-pyromark-v1"] == ("text/markdown",)
     for version, media_types in parser_versions().items():
@@ -538,11 +538,13 @@ def test_unknown_or_mismatched_parser_version_is_one_clear_sentence() -> None:
         parse_document(b"# T\n", "a.md", parser_version="pdf-text-v1")
 
 
-def test_the_peer_race_picks_this_parser_up() -> None:
+def test_the_peer_race_picks_the_other_markdown_parser_up() -> None:
     from benchmarks.bench_peers import other_markdown_parsers
+    from kebab_chunk.parsers.markdown import MarkdownParser
 
-    found: object = other_markdown_parsers().get("md-pyromark-v1")
-    assert found is PyromarkMarkdownParser
+    found: object = other_markdown_parsers().get("md-mistune-v1")
+    assert found is MarkdownParser
+    assert "md-pyromark-v1" not in other_markdown_parsers()  # the default is raced as "ours"
 
 
 def test_pyromark_version_is_the_pinned_one() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk import cli
+from kebab_chunk.parsers.registry import ParserChoice
 from pipelines import chunk_corpus
 from tests.beam.helpers import REPO, subprocess_env
 
@@ -138,7 +139,7 @@ def test_unexpected_failures_are_one_sentence_too(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("disk on fire\nsecond line")
 
-    monkeypatch.setattr(cli, "parse_document", broken)
+    monkeypatch.setattr(ParserChoice, "__call__", broken)  # what `parse` parses with
     args = ["parse", str(corpus / "a.md")]
     assert cli.main(args) == cli.EXIT_DATA
     line = _one_sentence(capsys.readouterr().err)

@@ -1,0 +1,294 @@
+"""The work done inside an isolation helper process: parse, chunk, or both, per document.
+
+Beam-free on purpose: a helper imports this module (and the parsers and chunkers), never
+Apache Beam, so starting one costs a fraction of a Beam worker's start-up and memory. The
+tasks travel to the helper with the standard ``pickle``, so everything they hold (parse
+functions, chunkers, policies) must be importable by reference: module-level classes and
+functions, no lambdas.
+
+Every failure a parser or chunker raises becomes an :class:`ErrorRecord` here; what cannot
+be caught here (a hang, a crash) is turned into one by the Beam side (``stopped_error``).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kebab_chunk.beam.records import DocumentOutcome, ErrorRecord, RawDocument
+from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.errors import ParseError
+from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
+from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
+
+__all__ = [
+    "DEFAULT_MAX_MEMORY_MB",
+    "DEFAULT_PARSE_TIMEOUT_S",
+    "MEMORY_LIMIT",
+    "NO_ACCEPTING_CHUNKER",
+    "ChunkTask",
+    "Chunked",
+    "ParseChunkTask",
+    "ParseFn",
+    "ParseTask",
+    "Parsed",
+    "describe",
+    "error_type_of",
+    "memory_message",
+    "outcome",
+    "ran_out_of_memory",
+]
+
+DEFAULT_PARSE_TIMEOUT_S = 60.0
+#: Address space (MiB) a parse or chunk helper process may add to what it started with.
+DEFAULT_MAX_MEMORY_MB = 2048
+#: ``error_type`` of a document that hit the memory guard.
+MEMORY_LIMIT = "memory_limit"
+
+#: The callable that parses one document; it must be importable on workers (module level).
+ParseFn = Callable[[bytes, str, "str | None", ParseLimits], CanonicalDocument]
+
+NO_ACCEPTING_CHUNKER = "no_accepting_chunker"
+
+
+def ran_out_of_memory(exc: BaseException) -> bool:
+    """True when ``exc`` is, or was raised while handling, a ``MemoryError``.
+
+    Parsers wrap library failures (the PDF parser turns anything pypdf raises into a
+    ParseError), so the memory guard's ``MemoryError`` is looked for along the chain.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, MemoryError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def error_type_of(exc: BaseException) -> str:
+    """``memory_limit``, ``ParseError.error_type`` for our own errors, else the class name."""
+    if ran_out_of_memory(exc):
+        return MEMORY_LIMIT
+    return exc.error_type if isinstance(exc, ParseError) else type(exc).__name__
+
+
+def memory_message(what: str, source_uri: str, max_memory_mb: int | None) -> str:
+    """The one sentence of a ``memory_limit`` error row."""
+    return (
+        f"{what} {source_uri} needed more memory than --max-memory-mb={max_memory_mb} "
+        "allows and was stopped; raise the limit or remove the file from the corpus."
+    )
+
+
+def describe(exc: BaseException) -> tuple[str, str]:
+    """``(error_type, message)`` of a parser or chunker failure, taken while handling it.
+
+    The message is empty for ``memory_limit``: its sentence is written after the handler,
+    once the traceback (and the memory the failed call held) has been released.
+    """
+    try:
+        error_type = error_type_of(exc)
+        return error_type, "" if error_type == MEMORY_LIMIT else str(exc) or type(exc).__name__
+    except MemoryError:
+        return MEMORY_LIMIT, ""
+
+
+def _default_parse(
+    raw: bytes, source_uri: str, media_type: str | None, limits: ParseLimits
+) -> CanonicalDocument:
+    return parse_document(raw, source_uri, media_type, limits)
+
+
+class ParseTask:
+    """Runs in the helper process: returns the document, or the error row for it.
+
+    ``max_memory_mb`` is the helper's memory guard, named in ``memory_limit`` messages.
+    """
+
+    def __init__(
+        self, parse_fn: ParseFn | None, limits: ParseLimits, max_memory_mb: int | None = None
+    ) -> None:
+        self._parse_fn = parse_fn or _default_parse
+        self._limits = limits
+        self._max_memory_mb = max_memory_mb
+
+    def setup(self) -> None:
+        """Import every registered parser now, so no document pays for (or fails) it."""
+        for version, media_types in parser_versions().items():
+            for media_type in media_types:
+                try:
+                    get_parser_by_version(version, media_type)
+                except Exception:  # an optional dependency missing: that parse reports it
+                    continue
+
+    def run(self, doc: RawDocument, enter: Any = None) -> CanonicalDocument | ErrorRecord:
+        return self.parse(doc)
+
+    def parse(self, doc: RawDocument) -> CanonicalDocument | ErrorRecord:
+        try:
+            return self._parse_fn(doc.raw, doc.source_uri, doc.media_type, self._limits)
+        except Exception as exc:  # every parser failure is a dead letter
+            error_type, message = describe(exc)
+        # Outside the handler: the traceback, and with it all the parser held, is released;
+        # after running out of memory, so is what it left in reference cycles.
+        if error_type == MEMORY_LIMIT:
+            gc.collect()
+            message = memory_message("parsing", doc.source_uri, self._max_memory_mb)
+        return ErrorRecord(
+            doc.source_uri,
+            "parse",
+            error_type,
+            message,
+            content_hash=doc.content_hash,
+            media_type=doc.media_type,
+        )
+
+
+@dataclass(frozen=True)
+class Chunked:
+    """Everything chunking one document produced; crosses the helper-process boundary."""
+
+    chunks: tuple[Chunk, ...]
+    errors: tuple[ErrorRecord, ...]
+    outcome: DocumentOutcome
+
+
+def outcome(doc: CanonicalDocument, counts: Sequence[tuple[str, int]]) -> DocumentOutcome:
+    """The DocumentOutcome of ``doc`` given ``(label, chunk count)`` pairs."""
+    return DocumentOutcome(
+        doc.source_uri, doc.media_type, doc.parser_version, len(doc.warnings), tuple(counts)
+    )
+
+
+class ChunkTask:
+    """Chunks one document under each applicable label (runs in the helper process).
+
+    The chunker instances are resolved on the launching machine and travel with the task,
+    so a helper process needs no registry lookup (and sees exactly the launcher's labels).
+
+    Returns one ``Chunked`` per document (it crosses the helper-process boundary);
+    ``max_memory_mb`` is only named in ``memory_limit`` messages.
+    """
+
+    def __init__(
+        self,
+        labels: tuple[str, ...] | None,
+        policy: ChunkPolicy,
+        chunkers: dict[str, Chunker],
+        max_memory_mb: int | None = None,
+    ) -> None:
+        self._labels = labels
+        self._policy = policy
+        self._chunkers = chunkers
+        self._max_memory_mb = max_memory_mb
+
+    def _labels_for(self, doc: CanonicalDocument) -> tuple[str, ...]:
+        if self._labels:
+            return self._labels
+        return DEFAULT_LABELS_BY_MEDIA_TYPE.get(doc.media_type, ())
+
+    def setup(self) -> None:
+        pass
+
+    def run(self, doc: CanonicalDocument, enter: Any = None) -> Chunked:
+        return self.chunk(doc)
+
+    def chunk(self, doc: CanonicalDocument) -> Chunked:
+        counts: list[tuple[str, int]] = []
+        chunks: list[Chunk] = []
+        errors: list[ErrorRecord] = []
+        labels = self._labels_for(doc)
+        for label in labels:
+            chunker = self._chunkers[label]
+            failed: tuple[str, str] | None = None
+            try:
+                if not chunker.accepts(doc):
+                    continue
+                produced = chunker.chunk(doc, self._policy)
+            except Exception as exc:  # a chunker failure is a dead letter
+                failed = describe(exc)
+            if failed is not None:  # handled outside the handler, as in ParseTask.parse
+                if failed[0] == MEMORY_LIMIT:
+                    gc.collect()
+                errors.append(self._error(doc, label, *failed))
+                counts.append((label, 0))
+                continue
+            counts.append((label, len(produced)))
+            chunks.extend(produced)
+        if not counts:
+            errors.append(self._not_accepted(doc, labels))
+        return Chunked(tuple(chunks), tuple(errors), outcome(doc, counts))
+
+    def _error(
+        self, doc: CanonicalDocument, label: str, error_type: str, message: str
+    ) -> ErrorRecord:
+        if error_type == MEMORY_LIMIT:
+            message = memory_message(f"chunking ({label})", doc.source_uri, self._max_memory_mb)
+        return ErrorRecord(
+            doc.source_uri,
+            "chunk",
+            error_type,
+            message,
+            content_hash=doc.content_hash,
+            media_type=doc.media_type,
+            chunker_version=label,
+        )
+
+    @staticmethod
+    def _not_accepted(doc: CanonicalDocument, labels: tuple[str, ...]) -> ErrorRecord:
+        if labels:
+            message = (
+                f"none of the requested chunkers ({', '.join(labels)}) accepts "
+                f"{doc.media_type} documents; add one that does to --chunkers."
+            )
+        else:
+            message = (
+                f"no chunker runs by default for {doc.media_type} documents; "
+                "name one with --chunkers."
+            )
+        return ErrorRecord(
+            doc.source_uri,
+            "chunk",
+            NO_ACCEPTING_CHUNKER,
+            message,
+            content_hash=doc.content_hash,
+            media_type=doc.media_type,
+        )
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What the worker needs of a parsed document if its chunking then fails."""
+
+    media_type: str
+    parser_version: str
+    warnings: int
+    content_hash: str
+
+
+class ParseChunkTask:
+    """Runs in the helper: parse (stage 0), report ``Parsed``, chunk (stage 1).
+
+    Returns the parse error row, or the ``Chunked`` result of the document.
+    """
+
+    def __init__(self, parse: ParseTask, chunk: ChunkTask) -> None:
+        self._parse = parse
+        self._chunk = chunk
+
+    def setup(self) -> None:
+        self._parse.setup()
+        self._chunk.setup()
+
+    def run(self, raw: RawDocument, enter: Any) -> ErrorRecord | Chunked:
+        doc = self._parse.parse(raw)
+        if isinstance(doc, ErrorRecord):
+            return doc
+        enter(1, Parsed(doc.media_type, doc.parser_version, len(doc.warnings), doc.content_hash))
+        return self._chunk.chunk(doc)

@@ -1,0 +1,48 @@
+"""Helper-process tasks for the streaming isolation tests.
+
+They live in a module, not inside a test, because a helper imports them by reference. The
+element is a ``(name, action, ...)`` tuple; ``run`` returns ``(name, pid)`` so a test can
+tell which helper process did the work.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["ScriptedTask"]
+
+
+class ScriptedTask:
+    """Does what the element says.
+
+    ``("a", "ok")`` returns at once; ``("a", "sleep", s)`` sleeps ``s`` seconds in stage 0;
+    ``("a", "hang")`` busy-loops in stage 0; ``("a", "crash")`` kills the helper;
+    ``("a", "raise")`` raises ValueError; ``("a", "oom")`` raises MemoryError (as the memory
+    guard does); ``("a", "hang-later")`` enters stage 1 with the note ``"parsed a"`` and
+    then busy-loops there.
+    """
+
+    def setup(self) -> None:
+        pass
+
+    def run(self, element: tuple[Any, ...], enter: Callable[[int, Any], None]) -> Any:
+        name, action, *args = element
+        if action == "sleep":
+            time.sleep(args[0])
+        elif action == "hang":
+            while True:
+                pass
+        elif action == "crash":
+            os._exit(9)
+        elif action == "raise":
+            raise ValueError(f"scripted failure of {name}")
+        elif action == "oom":
+            raise MemoryError
+        elif action == "hang-later":
+            enter(1, f"parsed {name}")
+            while True:
+                pass
+        return (name, os.getpid())

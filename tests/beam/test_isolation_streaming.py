@@ -1,0 +1,196 @@
+"""The streaming helper of kebab_chunk.beam.isolation: several elements in flight, one blamed.
+
+The runner sends elements ahead of the helper; a hang or a crash must still fail exactly
+the element the helper was working on, and every element queued behind it must be done by
+a fresh helper. Budgets are per stage. ``IsolatedDoFn`` must give every output the window
+and timestamp of the element it came from, even when it is emitted later.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.transforms import window
+
+from kebab_chunk.beam.isolation import (
+    CRASH,
+    RAISED,
+    TIMEOUT,
+    Failure,
+    Finished,
+    InlineRunner,
+    IsolatedDoFn,
+    IsolatedRunner,
+)
+from tests.beam.helpers import quiet_beam, subprocess_env
+from tests.beam.isolation_tasks import ScriptedTask
+
+quiet_beam()
+
+
+def _runner(budgets: tuple[float, ...] = (30.0,), max_in_flight: int = 16) -> IsolatedRunner:
+    runner = IsolatedRunner(
+        ScriptedTask(), budgets_s=budgets, max_memory_mb=None, max_in_flight=max_in_flight
+    )
+    runner.start()
+    return runner
+
+
+def _run_all(runner: IsolatedRunner, elements: list[tuple[Any, ...]]) -> list[Finished]:
+    done: list[Finished] = []
+    for i, element in enumerate(elements):
+        done += runner.submit(element, context=i)
+    done += runner.drain()
+    return done
+
+
+def test_every_element_comes_back_once_with_its_context() -> None:
+    runner = _runner(max_in_flight=4)
+    try:
+        elements = [(f"e{i}", "ok") for i in range(50)]
+        done = _run_all(runner, elements)
+    finally:
+        runner.close()
+    assert sorted(d.context for d in done) == list(range(50))
+    assert all(d.failure is None and d.result[0] == d.element[0] for d in done)
+    assert len({d.result[1] for d in done}) == 1  # one long-lived helper did them all
+
+
+@pytest.mark.parametrize(("action", "kind"), [("hang", TIMEOUT), ("crash", CRASH)])
+def test_a_hang_or_crash_fails_only_its_element_and_the_queue_behind_it_is_redone(
+    action: str, kind: str
+) -> None:
+    # The slow first element keeps the others queued (in flight) behind the bad one.
+    elements = [("slow", "sleep", 0.5), ("bad", action), *[(f"e{i}", "ok") for i in range(6)]]
+    runner = _runner(budgets=(2.0,))
+    try:
+        done = {d.element[0]: d for d in _run_all(runner, elements)}
+    finally:
+        runner.close()
+    assert set(done) == {e[0] for e in elements}
+    failure = done["bad"].failure
+    assert failure is not None and (failure.kind, failure.stage, failure.note) == (kind, 0, None)
+    if kind == CRASH:
+        assert failure.detail == "helper exit code 9"  # what the scripted crash exits with
+    others = [d for name, d in done.items() if name != "bad"]
+    assert all(d.failure is None for d in others)
+    before, after = done["slow"].result[1], {done[f"e{i}"].result[1] for i in range(6)}
+    assert len(after) == 1 and before not in after  # one fresh helper did the rest
+
+
+def test_budgets_are_per_stage_and_a_failure_names_its_stage_and_note() -> None:
+    # Stage 0 may take longer than the stage-1 budget; a hang in stage 1 is stopped at its
+    # own budget and carries the note the task gave when it entered stage 1.
+    elements = [("slow", "sleep", 1.5), ("later", "hang-later"), ("after", "ok")]
+    runner = _runner(budgets=(60.0, 1.0))
+    try:
+        done = {d.element[0]: d for d in _run_all(runner, elements)}
+    finally:
+        runner.close()
+    assert done["slow"].failure is None and done["after"].failure is None
+    assert done["later"].failure == Failure(TIMEOUT, 1, "parsed later")
+
+
+def test_an_exception_escaping_the_task_is_reported_and_the_helper_goes_on() -> None:
+    runner = _runner()
+    try:
+        done = {d.element[0]: d for d in _run_all(runner, [("x", "raise"), ("y", "ok")])}
+    finally:
+        runner.close()
+    failure = done["x"].failure
+    assert failure is not None and (failure.kind, failure.exc_type) == (RAISED, "ValueError")
+    assert "scripted failure of x" in failure.detail
+    assert done["y"].failure is None
+
+
+def test_running_out_of_memory_outside_the_task_s_own_handling_replaces_the_helper() -> None:
+    runner = _runner()
+    try:
+        done = {d.element[0]: d for d in _run_all(runner, [("x", "ok"), ("a", "oom"), ("b", "ok")])}
+    finally:
+        runner.close()
+    failure = done["a"].failure
+    assert failure is not None and (failure.kind, failure.exc_type) == (RAISED, "MemoryError")
+    assert done["b"].failure is None and done["b"].result[1] != done["x"].result[1]
+
+
+def test_an_element_that_cannot_be_pickled_fails_alone() -> None:
+    runner = _runner()
+    try:
+        done = _run_all(runner, [("x", "ok", lambda: None), ("y", "ok")])
+    finally:
+        runner.close()
+    by_name = {d.element[0]: d for d in done}
+    assert by_name["x"].failure is not None and by_name["x"].failure.kind == RAISED
+    assert by_name["y"].failure is None
+
+
+def test_the_inline_runner_reports_the_same_failures() -> None:
+    runner = InlineRunner(ScriptedTask())
+    runner.start()
+    done = {d.element[0]: d for d in _run_all(runner, [("x", "raise"), ("y", "ok")])}  # type: ignore[arg-type]
+    assert done["x"].failure is not None and done["x"].failure.exc_type == "ValueError"
+    assert done["y"].result[0] == "y"
+
+
+class _NameFn(IsolatedDoFn):
+    def outputs(self, done: Finished) -> Iterator[Any]:
+        if done.failure is None:
+            yield done.result[0]
+        else:
+            yield beam.pvalue.TaggedOutput("failed", done.element[0])
+
+
+def test_outputs_keep_the_window_and_timestamp_of_their_element() -> None:
+    names = [(f"e{i}", "ok") for i in range(12)]
+    with BeamTestPipeline() as p:
+        out = (
+            p
+            | beam.Create([(n, 10 * i) for i, n in enumerate(names)])
+            | "Stamp" >> beam.Map(lambda e: window.TimestampedValue(e[0], e[1]))
+            | beam.WindowInto(window.FixedWindows(30))
+            | beam.ParDo(
+                _NameFn(ScriptedTask(), budgets_s=(30.0,), max_memory_mb=None)
+            ).with_outputs("failed", main="names")
+        )
+        stamped = out.names | beam.Map(
+            lambda name, ts=beam.DoFn.TimestampParam, w=beam.DoFn.WindowParam: (
+                name,
+                int(ts),
+                int(w.start),
+            )
+        )
+        assert_that(
+            stamped,
+            equal_to([(f"e{i}", 10 * i, 30 * (i // 3)) for i in range(12)]),
+            label="timestamps and windows",
+        )
+        assert_that(out.failed, equal_to([]), label="no failures")
+
+
+def test_helper_processes_never_import_apache_beam() -> None:
+    """What a helper loads (the helper module, the tasks) must stay Beam-free: Beam's import
+    costs seconds and ~150 MB in every helper otherwise."""
+    code = (
+        "import pickle, sys\n"
+        "import kebab_chunk.beam.helper, kebab_chunk.beam.tasks\n"
+        "from kebab_chunk.beam.tasks import ChunkTask, ParseChunkTask, ParseTask\n"
+        "from kebab_chunk.chunkers.registry import get_chunker\n"
+        "from kebab_chunk.model import ChunkPolicy\n"
+        "from kebab_chunk.parsers.base import ParseLimits\n"
+        "task = ParseChunkTask(ParseTask(None, ParseLimits()),\n"
+        "    ChunkTask(None, ChunkPolicy(), {'md-heading-v1': get_chunker('md-heading-v1')}))\n"
+        "pickle.loads(pickle.dumps(task)).setup()\n"
+        "print('apache_beam' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "False", done.stderr
