@@ -84,7 +84,8 @@ def _structure(block: Any) -> Hashable:
 
 
 def _identity(block: Any) -> Hashable:
-    return block
+    identity: Hashable = block
+    return identity
 
 
 def agreement(corpus: corpora.Corpus) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def _chunk_all(chunker: Chunker, docs: list[CanonicalDocument], policy: ChunkPol
 
 def _pdfium_extract_all(inputs: list[tuple[str, bytes]]) -> int:
     """Reference only: page texts with pypdfium2 (a candidate for a faster pdf-* parser)."""
-    import pypdfium2
+    import pypdfium2  # type: ignore[import-untyped]
 
     pages = 0
     for _, raw in inputs:
