@@ -185,7 +185,7 @@ class _SummariseFn(beam.CombineFn):
             counts["chunks", label] += n
         for stage, error_type in a.errors:
             counts["errors", stage, error_type] += 1
-        if a.bucket in (UNACCOUNTED, UNEXPECTED):
+        if a.bucket in (UNACCOUNTED, UNEXPECTED, ZERO_CHUNKS):
             odd.append((a.bucket, a.source_uri))
         return counts, odd
 
@@ -225,6 +225,8 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
     bucket = {b: counts["bucket", b] for b in _BUCKET_COUNTERS}
     files_matched = counts["files_matched",]
     accounted = bucket[CHUNKED] + bucket[ZERO_CHUNKS] + bucket[ERROR]
+    zero = sorted(u for b, u in odd if b == ZERO_CHUNKS)
+    odd = [(b, u) for b, u in odd if b != ZERO_CHUNKS]
     return {
         "counts": {
             "files_matched": files_matched,
@@ -250,6 +252,9 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
             "closes": files_matched == accounted and not odd,
             "unaccounted_files": sorted(u for b, u in odd if b == UNACCOUNTED)[:_MAX_LISTED],
             "unexpected_files": sorted(u for b, u in odd if b == UNEXPECTED)[:_MAX_LISTED],
+            # Every one, not a sample: with chunks' and errors' source_uri it names each
+            # matched file exactly once, so the accounting can be reconciled file by file.
+            "zero_chunk_files": zero,
         },
     }
 

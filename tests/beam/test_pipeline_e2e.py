@@ -174,6 +174,9 @@ def test_manifest_accounting_closes_on_a_corpus_with_broken_files(
     )
     assert buckets["errors"] >= 3 and buckets["zero_chunks"] >= 1  # the corpus exercises all
     assert acc["closes"] is True and not acc["unaccounted_files"]
+    assert acc["zero_chunk_files"] == sorted(
+        uri for uri, bucket in reference.buckets.items() if bucket == "zero_chunks"
+    )
     assert counts["chunks_by_label"] == dict(
         sorted(Counter(c.chunker_version for c in reference.chunks).items())
     )
