@@ -3,7 +3,9 @@
 Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
 ``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
 pipeline, options parsed by :mod:`pipelines.chunk_corpus`). Every user error is one
-sentence on stderr and exit status 2.
+sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
+``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
+document that ``run`` accepts with a raised limit can also be looked at on its own.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import NoReturn
 
 from kebab_chunk._cli_io import UsageError, read_input, source_uri_for
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
-from kebab_chunk.errors import KebabError, ParseError
+from kebab_chunk.errors import KebabError, LimitExceededError, ParseError
 from kebab_chunk.model import ChunkPolicy, make_policy
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.report.progress import Progress
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
@@ -78,6 +81,76 @@ def add_parsers_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: ParseLimits field -> the option that sets it, to name the option in a limit error.
+_LIMIT_OPTIONS = {
+    "max_pages": "--max-pages",
+    "max_blocks": "--max-blocks",
+    "max_nesting": "--max-nesting",
+    "time_budget_s": "--parse-timeout-s",
+}
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The parse limits, as ``run`` names them; defaults are :data:`DEFAULT_LIMITS`."""
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        metavar="N",
+        default=DEFAULT_LIMITS.max_pages,
+        help="a PDF with more pages is refused (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-blocks",
+        type=int,
+        metavar="N",
+        default=DEFAULT_LIMITS.max_blocks,
+        help="a document with more blocks (rows, paragraphs) is refused (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-nesting",
+        type=int,
+        metavar="N",
+        default=DEFAULT_LIMITS.max_nesting,
+        help="deepest nesting of lists/quotes parsed as structure (default %(default)s)",
+    )
+    parser.add_argument(
+        "--parse-timeout-s",
+        type=float,
+        metavar="SECONDS",
+        default=DEFAULT_LIMITS.time_budget_s,
+        help="parse time budget per document in seconds, checked by the Markdown and PDF "
+        "parsers between steps (default %(default)s)",
+    )
+
+
+def limits_from_args(args: argparse.Namespace) -> ParseLimits:
+    """The validated limits; a value that is not > 0 is a one-sentence UsageError."""
+    for option, value in (
+        ("--max-pages", args.max_pages),
+        ("--max-blocks", args.max_blocks),
+        ("--max-nesting", args.max_nesting),
+        ("--parse-timeout-s", args.parse_timeout_s),
+    ):
+        if not value > 0:  # also refuses NaN
+            raise UsageError(f"{option} must be > 0, got {value}")
+    return ParseLimits(
+        max_pages=args.max_pages,
+        max_blocks=args.max_blocks,
+        max_nesting=args.max_nesting,
+        time_budget_s=args.parse_timeout_s,
+    )
+
+
+def _parse_error_sentence(exc: ParseError) -> str:
+    """The error's sentence, naming the option that raises the limit it hit."""
+    message = str(exc).rstrip().rstrip(".")
+    if isinstance(exc, LimitExceededError):
+        options = [opt for field, opt in _LIMIT_OPTIONS.items() if field in message]
+        if options:
+            message += f" (the option is {' or '.join(options)})"
+    return message
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="kebab-chunk", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -93,6 +166,7 @@ def _build_parser() -> _Parser:
     p_parse.add_argument("file")
     p_parse.add_argument("--root", help="make source_uri relative to this directory")
     add_parsers_argument(p_parse)
+    add_limit_arguments(p_parse)
 
     p_chunk = sub.add_parser("chunk", help="print chunk records of files as JSON Lines")
     p_chunk.add_argument("files", nargs="+", metavar="FILE")
@@ -100,6 +174,7 @@ def _build_parser() -> _Parser:
     p_chunk.add_argument("--root", help="make source_uri relative to this directory")
     add_parsers_argument(p_chunk)
     add_policy_arguments(p_chunk)
+    add_limit_arguments(p_chunk)
 
     from kebab_chunk.report.cli import add_inspect_parser, add_report_parser, add_view_parser
 
@@ -126,8 +201,13 @@ def _cmd_chunkers() -> int:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    limits = limits_from_args(args)
+    parse = ParserChoice.from_option(args.parsers)
     raw = read_input(args.file)
-    doc = ParserChoice.from_option(args.parsers)(raw, source_uri_for(args.file, args.root))
+    try:
+        doc = parse(raw, source_uri_for(args.file, args.root), limits=limits)
+    except LimitExceededError as exc:
+        raise LimitExceededError(_parse_error_sentence(exc)) from exc
     print(doc.model_dump_json(indent=2))
     return 0
 
@@ -136,15 +216,16 @@ def _cmd_chunk(args: argparse.Namespace) -> int:
     """Chunk every file; a file that fails to parse is reported and skipped (exit 1)."""
     chunker = get_chunker(args.chunker)
     policy = policy_from_args(args)
+    limits = limits_from_args(args)
     parse = ParserChoice.from_option(args.parsers)
     inputs = [(read_input(path), source_uri_for(path, args.root)) for path in args.files]
     status = 0
     with Progress(total=len(inputs)) as progress:
         for raw, uri in inputs:
             try:
-                doc = parse(raw, uri)
+                doc = parse(raw, uri, limits=limits)
             except ParseError as exc:
-                sys.stderr.write(f"kebab-chunk: {str(exc).rstrip('.')}.\n")  # names the file
+                sys.stderr.write(f"kebab-chunk: {_parse_error_sentence(exc)}.\n")  # names the file
                 status = EXIT_DATA
                 progress.advance(error=True)
                 continue

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
+
 __all__ = [
     "STAGES",
     "DocumentOutcome",
@@ -60,6 +62,12 @@ class ErrorRecord:
     content_hash: str | None = None
     media_type: str | None = None
     chunker_version: str | None = None
+
+    def __post_init__(self) -> None:
+        # A message may quote document text (a parser's exception); a bounded one keeps the
+        # errors dataset and the log readable whatever the input.
+        if len(self.message) > MAX_MESSAGE_CHARS:
+            object.__setattr__(self, "message", cap(self.message))
 
     def sort_key(self) -> tuple[str, str, str, str, str]:
         """Total order used for the errors dataset, so its file is byte-identical per input."""

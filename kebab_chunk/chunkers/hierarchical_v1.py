@@ -28,6 +28,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from kebab_chunk._quote import cap
 from kebab_chunk.chunkers._slices import (
     Anchor,
     list_item_ranges,
@@ -195,6 +196,7 @@ def _list_elements(
 
 
 def _warn(warnings: list[str] | None, message: str) -> None:
+    message = cap(message)  # a bound for any quoted document text, as in hybrid-v1
     _log.warning(message)
     if warnings is not None:
         warnings.append(message)

@@ -45,6 +45,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from kebab_chunk._quote import cap, quote_all
 from kebab_chunk.chunkers._slices import join_gap, joined_spans, newline_style
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
 from kebab_chunk.chunkers.contextualize import context_prefix
@@ -140,7 +141,8 @@ class _Run:
             self._warn(
                 f"{self.doc.source_uri}: block {el.block_ids[0]}: its headings/captions "
                 f"take more than half of max_tokens={self.budget}, so the outer "
-                f"{dropped} line(s) {lines[:dropped]!r} are left out of its chunks' context"
+                f"{dropped} line(s) {quote_all(lines[:dropped])} are left out of its chunks' "
+                "context"
             )
         n_head = len(el.heading_path)
         return self._context(
@@ -149,6 +151,7 @@ class _Run:
         )
 
     def _warn(self, message: str) -> None:
+        message = cap(message)  # it may quote headings or a table header of any length
         _log.warning(message)
         if self.warnings is not None:
             self.warnings.append(message)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, field_validator
 
+from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
 from kebab_chunk.model._base import Frozen, trusted
 from kebab_chunk.model.blocks import (
     AudioRefBlock,
@@ -26,7 +27,9 @@ class CanonicalDocument(Frozen):
 
     ``source_uri`` is the corpus-relative POSIX path; ``content_hash`` is the blake3 of the
     raw bytes; ``warnings`` records every degradation (bad encoding, empty page, ...), so
-    nothing is lost silently.
+    nothing is lost silently. Each warning is capped at ``MAX_MESSAGE_CHARS`` characters:
+    one that quotes document text (a header cell, a YAML tag, a pypdf font dictionary)
+    would otherwise grow with the document and end as one huge log line.
     """
 
     doc_id: str
@@ -38,6 +41,17 @@ class CanonicalDocument(Frozen):
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     blocks: tuple[Block, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    @field_validator("warnings")
+    @classmethod
+    def _cap_warnings(cls, warnings: tuple[str, ...]) -> tuple[str, ...]:
+        return _capped(warnings)
+
+
+def _capped(warnings: tuple[str, ...]) -> tuple[str, ...]:
+    if all(len(w) <= MAX_MESSAGE_CHARS for w in warnings):
+        return warnings
+    return tuple(cap(w) for w in warnings)
 
 
 _FIELDS = tuple(CanonicalDocument.model_fields)
@@ -73,7 +87,10 @@ def make_document(**values: Any) -> CanonicalDocument:
         and values["blocks"].__class__ is tuple
         and all(block.__class__ in _BLOCK_CLASSES for block in values["blocks"])
         and values["warnings"].__class__ is tuple
-        and all(warning.__class__ is str for warning in values["warnings"])
+        and all(
+            warning.__class__ is str and len(warning) <= MAX_MESSAGE_CHARS
+            for warning in values["warnings"]
+        )
     ):
         return trusted(CanonicalDocument, {name: values[name] for name in _FIELDS}, set(_FIELDS))
     return CanonicalDocument(**values)
