@@ -17,6 +17,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -35,6 +36,7 @@ from kebab_chunk.beam import (
     run_labels,
 )
 from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
+from kebab_chunk.beam.claim import claim_output
 from kebab_chunk.beam.incremental import (
     PreviousRun,
     incremental_summary,
@@ -382,9 +384,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
 
 
 def run(config: RunConfig, beam_args: Sequence[str]) -> tuple[PipelineResult, str]:
-    """Prepare the output, run the job to completion; returns the result and output path."""
-    output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
-    return _execute(config, beam_args, output), output
+    """Claim and prepare the output, run the job to completion; returns the result and
+    output path. The claim (kebab_chunk/beam/claim.py) keeps other runs out until the end."""
+    with claim_output(config.output, corpus=config.corpus):
+        output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+        return _execute(config, beam_args, output), output
 
 
 def _execute(config: RunConfig, beam_args: Sequence[str], output: str) -> PipelineResult:
@@ -458,10 +462,17 @@ def _unexpected(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``kebab-chunk run``; returns the process exit code."""
+    with ExitStack() as held:  # the output claim, released once the exit code is known
+        return _main(argv, held)
+
+
+def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
+    """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
         config, beam_args = parse_args(args)
+        held.enter_context(claim_output(config.output, corpus=config.corpus))
         output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
         check_output_writable(output, config.output)
     except SystemExit as exc:  # --help

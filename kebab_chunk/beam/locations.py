@@ -10,6 +10,7 @@ files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 from dataclasses import dataclass
@@ -20,8 +21,10 @@ from kebab_chunk.beam.spill import TEMP_PREFIX
 from kebab_chunk.errors import KebabError
 
 __all__ = [
+    "LOCK_NAME",
     "CorpusLocation",
     "RunSetupError",
+    "check_output_location",
     "output_layout_entries",
     "prepare_output",
     "relative_uri",
@@ -29,8 +32,12 @@ __all__ = [
 ]
 
 _GLOB_CHARS = "*?["
+_MANIFEST = "manifest.json"  # kebab_chunk/beam/manifest.py's MANIFEST_NAME
 #: The only top-level entries a kebab-chunk output holds; --overwrite deletes nothing else.
-_LAYOUT = frozenset({"chunks", "errors", "manifest.json"})
+_LAYOUT = frozenset({"chunks", "errors", _MANIFEST})
+#: The lock file of a run's claim on a local output (kebab_chunk/beam/claim.py). It is not
+#: output: the emptiness check ignores it and --overwrite leaves it (the claim holds it).
+LOCK_NAME = "_kebab.lock"
 
 
 class RunSetupError(KebabError, ValueError):
@@ -51,6 +58,17 @@ def _is_local(path: str) -> bool:
 
 def _normalise(path: str) -> str:
     return os.path.abspath(os.path.expanduser(path)) if _is_local(path) else path
+
+
+def _resolved(path: str) -> str:
+    """``path`` with every symlink of its existing part resolved, ending with ``/``.
+
+    Used only to compare locations: ``os.path.realpath`` resolves the longest existing
+    prefix and keeps the rest as written, so an output that does not exist yet still
+    resolves through a symlinked parent. Remote URIs have no links and stay as given.
+    """
+    resolved = os.path.realpath(path) if _is_local(path) else path
+    return resolved.rstrip("/") + "/"
 
 
 def resolve_corpus(input_path: str, *, must_match: bool = True) -> CorpusLocation:
@@ -94,24 +112,46 @@ def output_layout_entries(output: str) -> list[str]:
     return sorted({m.path[len(root) :].split("/", 1)[0] for m in found})
 
 
+def check_output_location(output: str, *, corpus: CorpusLocation) -> str:
+    """Refuse an ``--output`` that cannot be used, before anything is created or deleted.
+
+    The output must not overlap the corpus in either direction: inside the corpus a rerun
+    reads its own output; around the corpus ``--overwrite`` would delete the input. Both
+    sides are compared with symlinks resolved, so a link cannot hide the overlap. Returns
+    the normalised output path.
+    """
+    if not output.strip():
+        raise RunSetupError("--output is empty; give a directory (local, gs:// or s3://).")
+    path = _normalise(output).rstrip("/")
+    out, root = _resolved(path), _resolved(corpus.root)
+    if out.startswith(root):
+        raise RunSetupError(
+            f"--output {output!r} is inside the corpus {corpus.root!r}; a rerun would read "
+            "its own output, so choose a directory outside the input."
+        )
+    if root.startswith(out):
+        raise RunSetupError(
+            f"--output {output!r} contains the corpus {corpus.root!r}; the run would write "
+            "into its own input and --overwrite would delete it, so choose a directory "
+            "outside the input."
+        )
+    if _is_local(path) and os.path.exists(path) and not os.path.isdir(path):
+        raise RunSetupError(f"--output {output!r} is a file; give a directory path.")
+    return path
+
+
 def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> str:
     """Check ``--output`` and, with ``overwrite``, delete a previous run's output.
 
     A non-empty output needs ``overwrite``; even then only a directory that holds nothing
     but a kebab-chunk layout is deleted, so a mistyped path never wipes unrelated data.
-    Returns the normalised output path.
+    ``manifest.json`` goes first: it marks an output complete, so a run killed while
+    deleting leaves an incomplete output, never an old manifest beside missing files.
+    The claim's lock file (``LOCK_NAME``) is neither content nor deleted. Returns the
+    normalised output path.
     """
-    if not output.strip():
-        raise RunSetupError("--output is empty; give a directory (local, gs:// or s3://).")
-    path = _normalise(output).rstrip("/")
-    if (path + "/").startswith(corpus.root):
-        raise RunSetupError(
-            f"--output {output!r} is inside the corpus {corpus.root!r}; a rerun would read "
-            "its own output, so choose a directory outside the input."
-        )
-    if _is_local(path) and os.path.exists(path) and not os.path.isdir(path):
-        raise RunSetupError(f"--output {output!r} is a file; give a directory path.")
-    entries = output_layout_entries(path)
+    path = check_output_location(output, corpus=corpus)
+    entries = [e for e in output_layout_entries(path) if e != LOCK_NAME]
     if not entries:
         return path
     if not overwrite:
@@ -127,8 +167,18 @@ def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> s
             "not kebab-chunk output; choose an empty or new directory."
         )
     if _is_local(path):
-        FileSystems.delete([path])
+        doomed = [f"{path}/{e}" for e in entries]
     else:
         found = FileSystems.match([path + "/**"])[0].metadata_list
-        FileSystems.delete([m.path for m in found])
+        doomed = [m.path for m in found if m.path[len(path) + 1 :] != LOCK_NAME]
+    manifest = f"{path}/{_MANIFEST}"
+    if manifest in doomed:
+        FileSystems.delete([manifest])
+    rest = [d for d in doomed if d != manifest]
+    if rest:
+        FileSystems.delete(rest)
+    if _is_local(path):
+        # Without a claim's lock file the directory itself goes too, as it always did.
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
     return path
