@@ -2,24 +2,37 @@
 # (Beam ships partial type hints: its transforms are untyped callables.)
 """``ReadCorpus``: match the corpus, spread the files over workers, read each one once.
 
-Local corpora get three extra guards (object stores have none of these things): a file
-whose real path lies outside the corpus root (a symbolic link leaving it) is not read and
-becomes one ``read`` error row (``symlink_outside_corpus``); so does a matched entry that
-is not a regular file (a FIFO would block the reader forever: ``not_a_regular_file``).
-Entries that Beam's own listing skips without a word, symbolic links to directories
-outside the root and dangling links (``broken_symlink``), are found by a separate walk and
-recorded the same way, so the manifest's accounting still sees every entry. Symbolic links
-that stay inside the root are followed. File names that are not valid UTF-8 get a
-``source_uri`` with each undecodable byte written as ``\\xNN``, so every record stays
-valid UTF-8 (Parquet and JSON require it).
+Local corpora get extra guards (object stores have none of these things). A local file
+is opened exactly once, without blocking (``O_NONBLOCK``), and every decision is taken
+from the open descriptor: it must be a regular file (a FIFO or device becomes a ``read``
+error row, ``not_a_regular_file``) whose real path lies inside the corpus root (a symbolic
+link leaving it becomes ``symlink_outside_corpus``). The bytes read are those of the
+descriptor checked, so swapping a link or a file between the check and the read cannot
+smuggle an outside file in, and a FIFO swapped in after the listing cannot block the read.
+Entries that Beam's own listing skips without a word are found by a separate walk and
+recorded the same way: symbolic links to directories outside the root, dangling links
+(``broken_symlink``) and directories that cannot be listed (``unreadable_directory``, one
+row per directory, its ``source_uri`` ending in ``/``), so the manifest's accounting sees
+every entry. Symbolic links that stay inside the root are followed.
+
+Messages in error rows name only corpus-relative paths: never a link's target, an
+absolute path or a process id (a link to ``/proc/self/environ`` resolves to one), so
+identical reruns write identical error rows. The full detail goes to the log.
+
+``source_uri`` is an injective encoding of the file's relative path
+(:func:`portable_uri`, inverted by :func:`uri_path_bytes`): valid UTF-8 names are kept as
+they are, bytes that are not UTF-8 become ``%XX``, and a ``%`` that would read as such an
+escape becomes ``%25``; two different files never share a ``source_uri``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
@@ -41,9 +54,16 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "NOT_A_REGULAR_FILE",
     "SYMLINK_OUTSIDE_CORPUS",
+    "UNREADABLE_DIRECTORY",
+    "LocalFile",
     "ReadCorpus",
+    "ReadRefused",
     "portable_uri",
+    "read_local",
+    "uri_path_bytes",
 ]
+
+_log = logging.getLogger(__name__)
 
 #: Files above this size become error rows unread (override with --max-file-bytes).
 DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -56,20 +76,51 @@ ERRORS = "errors"
 SYMLINK_OUTSIDE_CORPUS = "symlink_outside_corpus"
 BROKEN_SYMLINK = "broken_symlink"
 NOT_A_REGULAR_FILE = "not_a_regular_file"
+UNREADABLE_DIRECTORY = "unreadable_directory"
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _looks_escaped(text: str, i: int) -> bool:
+    """True when ``text[i]`` is ``%`` followed by two hex digits (reads as ``%XX``)."""
+    return text[i] == "%" and len(text) >= i + 3 and text[i + 1] in _HEX and text[i + 2] in _HEX
 
 
 def portable_uri(uri: str) -> str:
-    """``uri`` as valid UTF-8: bytes of a non-UTF-8 file name become ``\\xNN`` escapes.
+    """``uri`` as valid UTF-8, injectively: distinct names give distinct results.
 
     Local file names arrive decoded with ``surrogateescape`` (one lone surrogate per
-    undecodable byte); those cannot be written to Parquet or JSON. Valid names are
-    returned unchanged.
+    byte that is not UTF-8); those cannot be written to Parquet or JSON, so each becomes
+    ``%XX``. For the encoding to stay injective, a ``%`` already followed by two hex digits
+    becomes ``%25``. Every other character is kept, so names without such a ``%`` and with
+    valid UTF-8 come out unchanged. :func:`uri_path_bytes` inverts it.
     """
-    try:
-        raw = uri.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that does not stand for a byte
-        raw = uri.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "backslashreplace")
+    if not any(0xDC80 <= ord(c) <= 0xDCFF for c in uri) and "%" not in uri:
+        return uri  # the common case: nothing to escape
+    out = []
+    for i, c in enumerate(uri):
+        if 0xDC80 <= ord(c) <= 0xDCFF:  # surrogateescape'd byte
+            out.append(f"%{ord(c) - 0xDC00:02X}")
+        elif c == "%" and _looks_escaped(uri, i):
+            out.append("%25")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def uri_path_bytes(uri: str) -> bytes:
+    """The relative path's bytes that :func:`portable_uri` turned into ``uri``."""
+    out = bytearray()
+    i = 0
+    while i < len(uri):
+        if _looks_escaped(uri, i):
+            out.append(int(uri[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out += uri[i].encode("utf-8", "surrogatepass")
+            i += 1
+    return bytes(out)
 
 
 def _is_local(path: str) -> bool:
@@ -80,28 +131,114 @@ def _inside(real_path: str, real_root: str) -> bool:
     return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def _local_refusal(root: str, path: str, uri: str) -> tuple[str, str] | None:
-    """Why a listed local entry must not be read (``(error_type, message)``), or None."""
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    if not _inside(real, real_root):
-        return (
-            SYMLINK_OUTSIDE_CORPUS,
-            f"{uri} is a symbolic link to {portable_uri(real)}, outside the corpus root "
-            f"{portable_uri(real_root)}; it was not followed (copy the file into the "
-            "corpus to include it).",
-        )
+class ReadRefused(Exception):
+    """A local entry that is not read; ``error_type`` and ``message`` make its error row."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    """What :func:`read_local` read: the bytes (None when over the limit), head and size."""
+
+    raw: bytes | None
+    head: bytes
+    size: int
+
+
+_OPEN_FLAGS = (
+    os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+)
+
+
+def _outside_message(uri: str) -> str:
+    return (
+        f"{uri} is a symbolic link to a target outside the corpus root; it was not "
+        "followed (copy the file into the corpus to include it)."
+    )
+
+
+def _not_regular_message(uri: str) -> str:
+    return (
+        f"{uri} is not a regular file (a FIFO, socket or device); it was not read, "
+        "remove it from the corpus."
+    )
+
+
+def _descriptor_path(fd: int, path: str) -> str | None:
+    """The real path of the file open as ``fd``, or None if it cannot be told."""
     try:
-        mode = os.stat(path).st_mode
+        return os.readlink(f"/proc/self/fd/{fd}")  # Linux: the kernel's own answer
+    except OSError:
+        real = os.path.realpath(path)  # elsewhere: trust it only if it is the same file
+        try:
+            named, held = os.stat(real), os.fstat(fd)
+        except OSError:
+            return None
+        return real if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino) else None
+
+
+def _read_upto(fd: int, limit: int) -> bytes:
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        part = os.read(fd, min(left, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def read_local(path: str, real_root: str, uri: str, max_bytes: int) -> LocalFile:
+    """Read the local file ``path`` once, deciding from the open descriptor.
+
+    Raises :class:`ReadRefused` for an entry that must not be read: not a regular file,
+    real path outside ``real_root`` (the corpus root with links resolved), or an
+    ``OSError`` (its ``strerror`` only, never the absolute path). A file over
+    ``max_bytes`` is not read whole: ``raw`` is None. Never blocks: the open is
+    non-blocking and nothing but a regular file is read.
+    """
+    try:
+        # A cheap look first, so what is plainly outside or special is not even opened
+        # (opening some devices has effects); the descriptor is checked again below.
+        if not _inside(os.path.realpath(path), real_root):
+            raise ReadRefused(SYMLINK_OUTSIDE_CORPUS, _outside_message(uri))
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ReadRefused(NOT_A_REGULAR_FILE, _not_regular_message(uri))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
-        return ("OSError", f"cannot read {uri}: {exc.strerror or exc}.")
-    if not stat.S_ISREG(mode):
-        return (
-            NOT_A_REGULAR_FILE,
-            f"{uri} is not a regular file (a FIFO, socket or device); it was not read, "
-            "remove it from the corpus.",
-        )
-    return None
+        if os.path.islink(path) and not os.path.exists(path):
+            raise ReadRefused(BROKEN_SYMLINK, _broken_message(uri)) from None
+        raise ReadRefused(
+            type(exc).__name__, f"cannot read {uri}: {exc.strerror or type(exc).__name__}."
+        ) from None
+    try:
+        held = os.fstat(fd)
+        if not stat.S_ISREG(held.st_mode):
+            raise ReadRefused(NOT_A_REGULAR_FILE, _not_regular_message(uri))
+        real = _descriptor_path(fd, path)
+        if real is None or not _inside(real, real_root):
+            _log.info("not following %s: its target %r is outside %r", uri, real, real_root)
+            raise ReadRefused(SYMLINK_OUTSIDE_CORPUS, _outside_message(uri))
+        if held.st_size > max_bytes:
+            return LocalFile(None, os.pread(fd, _HEAD_BYTES, 0), held.st_size)
+        # At most one byte over the limit: a file that grew since is still refused.
+        raw = _read_upto(fd, max_bytes + 1)
+        return LocalFile(raw, raw[:_HEAD_BYTES], held.st_size)
+    except OSError as exc:
+        raise ReadRefused(
+            type(exc).__name__, f"cannot read {uri}: {exc.strerror or type(exc).__name__}."
+        ) from None
+    finally:
+        os.close(fd)
+
+
+def _broken_message(uri: str) -> str:
+    return f"{uri} is a symbolic link whose target does not exist; fix or remove the link."
 
 
 class _ReadFileFn(beam.DoFn):
@@ -116,35 +253,19 @@ class _ReadFileFn(beam.DoFn):
         path = readable.metadata.path
         uri = portable_uri(relative_uri(self._root, path))
         size = int(readable.metadata.size_in_bytes)
-        refusal = _local_refusal(self._root, path, uri) if _is_local(path) else None
-        if refusal is not None:
-            media_type = detect_media_type(uri)
-            yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, size))
-            yield pvalue.TaggedOutput(
-                ERRORS, ErrorRecord(uri, "read", refusal[0], refusal[1], media_type=media_type)
-            )
-            return
         try:
-            with readable.open(compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-                if size > self._max:
-                    head = handle.read(_HEAD_BYTES)
-                    raw = None
-                else:
-                    # Read at most one byte over the limit: a file that grew since the
-                    # match is still refused without reading it whole.
-                    raw = handle.read(self._max + 1)
-                    head = raw[:_HEAD_BYTES]
-        except Exception as exc:  # any I/O failure is this file's error row
+            if _is_local(path):
+                local = read_local(path, os.path.realpath(self._root), uri, self._max)
+                raw, head, size = local.raw, local.head, max(size, local.size)
+            else:
+                raw, head = self._read_remote(readable, size)
+        except ReadRefused as refused:
             media_type = detect_media_type(uri)
             yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, size))
             yield pvalue.TaggedOutput(
                 ERRORS,
                 ErrorRecord(
-                    uri,
-                    "read",
-                    type(exc).__name__,
-                    f"cannot read {uri}: {exc}",
-                    media_type=media_type,
+                    uri, "read", refused.error_type, refused.message, media_type=media_type
                 ),
             )
             return
@@ -165,47 +286,82 @@ class _ReadFileFn(beam.DoFn):
             return
         yield RawDocument(uri, media_type, content_hash(raw), raw)
 
+    def _read_remote(self, readable: fileio.ReadableFile, size: int) -> tuple[bytes | None, bytes]:
+        """``(raw or None when over the limit, head)`` of an object-store file."""
+        uri = portable_uri(relative_uri(self._root, readable.metadata.path))
+        try:
+            with readable.open(compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+                if size > self._max:
+                    return None, handle.read(_HEAD_BYTES)
+                raw = handle.read(self._max + 1)
+                return raw, raw[:_HEAD_BYTES]
+        except Exception as exc:  # any I/O failure is this file's error row
+            first = (str(exc).strip().splitlines() or [""])[0]
+            raise ReadRefused(type(exc).__name__, f"cannot read {uri}: {first}") from None
 
-class _UnlistedLinksFn(beam.DoFn):
-    """Records the symbolic links of a local corpus that Beam's listing leaves out.
+
+class _UnlistedEntriesFn(beam.DoFn):
+    """Records the entries of a local corpus that Beam's listing leaves out.
 
     Beam lists a local corpus with ``os.walk`` and ``os.path.getsize``: a link to a
-    directory is neither listed nor entered, and a dangling link is dropped when its size
-    cannot be read. Links to directories inside the root need nothing (their files are
-    matched under their real paths); every other such link becomes one SourceFile and one
-    ``read`` error row.
+    directory is neither listed nor entered, a dangling link is dropped when its size
+    cannot be read, and a directory that cannot be listed is skipped with all its files.
+    Links to directories inside the root need nothing (their files are matched under their
+    real paths); every other such link, and every directory that cannot be listed, becomes
+    one SourceFile and one ``read`` error row.
     """
 
     def process(self, location: CorpusLocation) -> Iterator[object]:
         pattern = re.compile(FileSystem.translate_pattern(location.pattern))
         real_root = os.path.realpath(location.root)
-        for dirpath, dirnames, filenames in os.walk(location.root):
+        unlistable: list[str] = []
+
+        def refuse(path: str, error_type: str, message: Callable[[str], str]) -> Iterator[object]:
+            uri = portable_uri(relative_uri(location.root, path))
+            media_type = detect_media_type(uri)
+            yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, 0))
+            yield pvalue.TaggedOutput(
+                ERRORS, ErrorRecord(uri, "read", error_type, message(uri), media_type=media_type)
+            )
+
+        def on_error(exc: OSError) -> None:
+            if exc.filename is not None:
+                unlistable.append(os.fsdecode(exc.filename))
+
+        for dirpath, dirnames, filenames in os.walk(location.root, onerror=on_error):
             dirnames.sort()
             for name in sorted([*dirnames, *filenames]):
                 path = os.path.join(dirpath, name)
                 if not os.path.islink(path) or not pattern.match(path):
                     continue
-                uri = portable_uri(relative_uri(location.root, path))
                 if not os.path.exists(path):
-                    error_type = BROKEN_SYMLINK
-                    message = (
-                        f"{uri} is a symbolic link to {portable_uri(os.readlink(path))}, "
-                        "which does not exist; fix or remove the link."
-                    )
+                    yield from refuse(path, BROKEN_SYMLINK, _broken_message)
                 elif name in dirnames and not _inside(os.path.realpath(path), real_root):
-                    error_type = SYMLINK_OUTSIDE_CORPUS
-                    message = (
-                        f"{uri} is a symbolic link to the directory "
-                        f"{portable_uri(os.path.realpath(path))}, outside the corpus root; "
-                        "it was not followed (copy the files into the corpus to include them)."
-                    )
-                else:
-                    continue  # links to files are listed by Beam; _ReadFileFn decides
-                media_type = detect_media_type(uri)
-                yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, 0))
-                yield pvalue.TaggedOutput(
-                    ERRORS, ErrorRecord(uri, "read", error_type, message, media_type=media_type)
-                )
+                    yield from refuse(path, SYMLINK_OUTSIDE_CORPUS, _outside_dir_message)
+                # links to files are listed by Beam; _ReadFileFn decides
+        for path in sorted(unlistable):
+            directory = path.rstrip("/") + "/"
+            if directory != location.root and self._could_match(pattern, location, directory):
+                yield from refuse(directory, UNREADABLE_DIRECTORY, _unreadable_dir_message)
+
+    @staticmethod
+    def _could_match(pattern: re.Pattern[str], location: CorpusLocation, directory: str) -> bool:
+        """Whether files under ``directory`` could be matched (``**`` or a direct glob)."""
+        return "**" in location.pattern or bool(pattern.match(directory + "x"))
+
+
+def _outside_dir_message(uri: str) -> str:
+    return (
+        f"{uri} is a symbolic link to a directory outside the corpus root; it was not "
+        "followed (copy the files into the corpus to include them)."
+    )
+
+
+def _unreadable_dir_message(uri: str) -> str:
+    return (
+        f"{uri} is a directory that cannot be listed (permission denied or an I/O error); "
+        "none of its files were read, fix its permissions to include them."
+    )
 
 
 class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
@@ -251,7 +407,7 @@ class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
             pbegin
             | "Corpus location" >> beam.Create([self._location])
             | "Find links the match skips"
-            >> beam.ParDo(_UnlistedLinksFn()).with_outputs(FILES, ERRORS)
+            >> beam.ParDo(_UnlistedEntriesFn()).with_outputs(FILES, ERRORS)
         )
         files = (read[FILES], links[FILES]) | "All matched entries" >> beam.Flatten()
         errors = (read[ERRORS], links[ERRORS]) | "All read errors" >> beam.Flatten()

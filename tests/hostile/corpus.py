@@ -373,7 +373,7 @@ def _cases() -> list[tuple[str, bytes | _Writer, Expect]]:
 
 #: The name written with a non-UTF-8 byte, and the ``source_uri`` the run must give it.
 NON_UTF8_NAME = b"names/non-utf8-\xff\xfe.md"
-NON_UTF8_URI = "names/non-utf8-\\xff\\xfe.md"
+NON_UTF8_URI = "names/non-utf8-%FF%FE.md"
 
 
 def expected_outcomes() -> dict[str, Expect]:
