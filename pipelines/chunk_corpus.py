@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -460,10 +462,42 @@ def _unexpected(exc: BaseException) -> str:
     )
 
 
+#: Exit statuses of a run stopped by a signal (the shell's 128 + signal number).
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it stops the run exactly as Ctrl-C does."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``kebab-chunk run``; returns the process exit code."""
-    with ExitStack() as held:  # the output claim, released once the exit code is known
-        return _main(argv, held)
+    """Entry point of ``kebab-chunk run``; returns the process exit code.
+
+    SIGTERM (sent by ``timeout``, systemd, Airflow, Kubernetes) and Ctrl-C stop the run the
+    same way: one line on stderr, exit status 143 or 130, no manifest (so the output reads
+    as incomplete), the output's claim released; isolation helpers end with their worker
+    (kebab_chunk/beam/helper.py ``die_with``).
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    try:
+        with ExitStack() as held:  # the output claim, released once the exit code is known
+            return _main(argv, held)
+    except KeyboardInterrupt as exc:
+        how = "terminated by SIGTERM" if isinstance(exc, _Terminated) else "interrupted (Ctrl-C)"
+        print(
+            f"kebab-chunk run: error: {how}; no manifest was written, so the output is "
+            "incomplete: rerun with --overwrite.",
+            file=sys.stderr,
+        )
+        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: Sequence[str] | None, held: ExitStack) -> int:

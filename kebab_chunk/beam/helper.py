@@ -12,8 +12,11 @@ import gc
 import logging
 import os
 import pickle
+import select
 import socket
 import struct
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -111,13 +114,59 @@ def recv_exact(sock: socket.socket, n: int) -> bytearray | None:
     return buf
 
 
-def helper_main(sock: socket.socket, serialized_task: bytes, max_memory_mb: int | None) -> None:
+def die_with(pid: int) -> None:
+    """End this process as soon as process ``pid`` (the worker that owns it) has ended.
+
+    Why: the helper's time budget is enforced by the worker; a worker killed outright
+    (SIGKILL, the OOM killer) cannot enforce it, and a helper busy on a slow document
+    would otherwise run on for minutes. The helper's own parent is the forkserver, not the
+    worker, so the kernel's parent-death signal does not apply. A daemon thread waits on a
+    pidfd of the worker (Linux 5.3+, no polling, no pid-reuse race), else polls it every
+    half second, and exits the process with status 70 without cleanup.
+    """
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(_ORPHANED)
+    except (AttributeError, OSError):  # not Linux, or an old kernel
+        pidfd = None
+
+    def watch() -> None:
+        if pidfd is not None:
+            select.select([pidfd], [], [])
+        else:  # pragma: no cover - exercised only where pidfd_open is missing
+            while True:
+                time.sleep(0.5)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+        os._exit(_ORPHANED)
+
+    threading.Thread(target=watch, name="kebab-chunk-watch-worker", daemon=True).start()
+
+
+#: Exit status of a helper whose worker died (EX_SOFTWARE).
+_ORPHANED = 70
+
+
+def helper_main(
+    sock: socket.socket,
+    serialized_task: bytes,
+    max_memory_mb: int | None,
+    worker_pid: int | None = None,
+) -> None:
     """The helper's whole life: task setup, memory guard, then one element after another.
 
     The guard comes after the setup (which imports the parsers and chunkers), so
     ``max_memory_mb`` is what one document may add, not what the code needs to load. Ends
-    when the worker closes its end of the socket.
+    when the worker closes its end of the socket, or at once when the worker process
+    ``worker_pid`` ends (:func:`die_with`).
     """
+    if worker_pid is not None:
+        die_with(worker_pid)
     # A Rust extension (pyromark) that runs out of memory under the guard panics; printing a
     # backtrace then needs memory too and can deadlock, turning an out-of-memory document into
     # a hang that only the time budget ends. Without the backtrace it fails at once.

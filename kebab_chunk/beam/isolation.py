@@ -43,6 +43,7 @@ helper instead of exhausting the machine.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import select
 import socket
@@ -199,7 +200,7 @@ class IsolatedRunner:
         ours, theirs = socket.socketpair()
         process = ctx.Process(  # type: ignore[attr-defined]
             target=helper_main,
-            args=(theirs, self._serialized_task, self._max_memory_mb),
+            args=(theirs, self._serialized_task, self._max_memory_mb, os.getpid()),
             name="kebab-chunk-helper",
             daemon=True,
         )
