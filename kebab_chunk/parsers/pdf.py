@@ -90,9 +90,24 @@ def _capture_pypdf_logs() -> Iterator[list[str]]:
         _SINK.reset(token)
 
 
+#: Process-specific numbers pypdf prints: ``IndirectObject(6, 0, <id of the reader>)`` and
+#: ``<... at 0x7f...>`` addresses. They differ on every run, so they are dropped.
+_OBJECT_ID = re.compile(r"IndirectObject\((\d+), (\d+), \d+\)")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _reproducible(message: str) -> str:
+    """``message`` without the process-specific numbers in it."""
+    return _ADDRESS.sub("", _OBJECT_ID.sub(r"IndirectObject(\1, \2)", message.strip()))
+
+
 def _library_warnings(messages: list[str]) -> list[str]:
-    """Distinct pypdf messages in first-seen order, capped at ``MAX_LIBRARY_WARNINGS``."""
-    distinct = list(dict.fromkeys(m.strip() for m in messages if m.strip()))
+    """Distinct pypdf messages in first-seen order, capped at ``MAX_LIBRARY_WARNINGS``.
+
+    Messages are made reproducible first (:func:`_reproducible`): a warning that printed a
+    pypdf object once carried the reader's memory address, so identical runs differed.
+    """
+    distinct = list(dict.fromkeys(_reproducible(m) for m in messages if m.strip()))
     kept = [f"pypdf: {m}" for m in distinct[:MAX_LIBRARY_WARNINGS]]
     if len(distinct) > MAX_LIBRARY_WARNINGS:
         kept.append(f"pypdf: {len(distinct) - MAX_LIBRARY_WARNINGS} further distinct messages")

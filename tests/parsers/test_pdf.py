@@ -414,3 +414,12 @@ def test_fixture_generator_is_byte_identical(regenerated: Path) -> None:
 
 def test_fixture_generator_output_is_deterministic_in_process() -> None:
     assert GEN.build_all() == GEN.build_all()
+
+
+def test_pypdf_warnings_carry_no_process_specific_numbers() -> None:
+    """A pypdf message printing an object once held the reader's id: runs differed."""
+    from kebab_chunk.parsers.pdf import _library_warnings
+
+    one = _library_warnings(["font {'/F1': IndirectObject(6, 0, 140211234567)}", "x at 0x7f12"])
+    two = _library_warnings(["font {'/F1': IndirectObject(6, 0, 139999999999)}", "x at 0x7fab"])
+    assert one == two == ["pypdf: font {'/F1': IndirectObject(6, 0)}", "pypdf: x"]
