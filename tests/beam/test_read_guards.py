@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import os
 import pickle
-import shutil
-import tempfile
 import threading
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -189,19 +186,6 @@ def _walk_as_nobody(root: Path) -> list[ErrorRecord]:
     assert os.waitstatus_to_exitcode(status) == 0, data.decode(errors="replace")
     rows: list[ErrorRecord] = pickle.loads(data)
     return rows
-
-
-@pytest.fixture
-def open_tmp() -> Iterator[Path]:
-    """A temporary directory that an unprivileged user can traverse (pytest's is 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="kebab-read-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        for d, _, _ in os.walk(path):
-            os.chmod(d, 0o755)
-        shutil.rmtree(path)
 
 
 def test_a_directory_that_cannot_be_listed_becomes_one_error_row(open_tmp: Path) -> None:

@@ -39,30 +39,13 @@ from kebab_chunk.beam.locations import (
 )
 from pipelines.chunk_corpus import main
 from tests.beam.helpers import QUIET, REPO, quiet_beam, subprocess_env
+from tests.reliability.test_atomicity import _LAUNCHER
 
 quiet_beam()
 
 HOLD_TIMEOUT_S = 180
 LOCK = "_kebab.lock"
 
-_LAUNCHER = """
-import sys, time
-from pathlib import Path
-from kebab_chunk.beam import manifest
-
-marker = Path(sys.argv[1])
-
-def hold(self, summary, written):
-    marker.write_text(str(len(written)))
-    time.sleep(3600)
-    yield from ()
-
-if __name__ == "__main__":  # helper processes import the main module (forkserver)
-    manifest._WriteManifestFn.process = hold
-    from pipelines.chunk_corpus import main
-
-    sys.exit(main(sys.argv[2:]))
-"""
 
 
 @pytest.fixture

@@ -18,9 +18,7 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,19 +33,6 @@ pytestmark = pytest.mark.slow
 _NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search"]
 _NO_DAC += ["--bounding-set=-dac_override,-dac_read_search"]
 GOOD = b"# Title\n\nSome text that makes a chunk.\n"
-
-
-@pytest.fixture
-def open_tmp() -> Iterator[Path]:
-    """A temporary directory the unprivileged user can traverse (pytest's is 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="kebab-reconcile-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        for d, _, _ in os.walk(path):
-            os.chmod(d, 0o755)
-        shutil.rmtree(path)
 
 
 def _build(root: Path, outside: Path) -> None:
