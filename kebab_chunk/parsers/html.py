@@ -7,10 +7,12 @@ removed, entities decoded, ASCII whitespace collapsed; ``<pre>`` kept as written
 ``decoded[span.char_start:span.char_end]`` is the markup a reader can look up, and
 ``text`` is what a browser shows for it.
 
-Why the standard library's :mod:`html.parser`: it is the only maintained HTML tokenizer
-that reports where each token starts (``getpos()``), which makes every span exact; lxml
-gives only a line number and selectolax none. It tokenizes leniently (never raises on
-malformed markup) and iteratively, so 100,000 nested ``<div>`` cost no recursion. On top
+Tokens come from :mod:`kebab_chunk.parsers.html_tokenizer`, which reproduces exactly the
+token stream of the standard library's ``html.parser`` as of CPython 3.11.7 (what html-v1
+was built on) in linear time and independently of the running interpreter. That tokenizer
+was chosen because it reports where each token starts, which makes every span exact (lxml
+gives only a line number and selectolax none); it is lenient (malformed markup becomes
+text, not an error) and iterative, so 100,000 nested ``<div>`` cost no recursion. On top
 of it, :class:`_Builder` keeps a small stack of the *structural* elements only (blocks,
 lists, tables, dropped subtrees) and applies the HTML5 implied-end-tag rules that matter
 for block boundaries (``<p>`` closed by a block, ``<li>`` by the next ``<li>``, table
@@ -41,7 +43,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
@@ -58,6 +59,7 @@ from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers._source import newline_view
 from kebab_chunk.parsers.base import BlockIds, ParseLimits
 from kebab_chunk.parsers.decode import decode_text
+from kebab_chunk.parsers.html_tokenizer import HtmlTokenizer, MarkupError
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "HtmlParser"]
 
@@ -141,15 +143,15 @@ class HtmlParser:
     ) -> CanonicalDocument:
         text, warnings = _decode(raw, source_uri)
         builder = _Builder(text, source_uri, limits)
-        tokenizer = _Tokenizer(text, builder)
         try:
-            tokenizer.feed(text)
-            tokenizer.close()
+            HtmlTokenizer(text, builder).run()
         except (LimitExceededError, ParseError):
             raise
-        except Exception as exc:  # html.parser is lenient; this guards its rare edge cases
+        except Exception as exc:  # a malformed <![ section (the only refusal), or a bug
+            # html-v1's message names the exception of its original tokenizer, html.parser
+            kind = "AssertionError" if isinstance(exc, MarkupError) else type(exc).__name__
             raise ParseError(
-                f"{source_uri} could not be tokenized as HTML ({type(exc).__name__}: {exc}); "
+                f"{source_uri} could not be tokenized as HTML ({kind}: {exc}); "
                 "check that the file is HTML or remove it from the corpus."
             ) from exc
         builder.finish()
@@ -190,59 +192,6 @@ def _decode(raw: bytes, source_uri: str) -> tuple[str, list[str]]:
     except (LookupError, UnicodeDecodeError):
         return text, [*warnings, f"declared charset {declared!r} did not decode the bytes"]
     return redecoded, [f"not valid UTF-8; decoded as {encoding} as declared by <meta charset>"]
-
-
-# --- tokenizing with exact offsets --------------------------------------------------------
-
-
-class _Tokenizer(HTMLParser):
-    """Forwards html.parser's callbacks to the builder with exact character offsets.
-
-    ``getpos()`` gives (line, column) of the token being handled, counting ``"\\n"`` as
-    the only line break, which converts exactly into an offset of the fed string. A
-    token's end is known for start tags (their raw text) and end tags (their ``>``); data
-    and comments end where the next token starts, which the builder resolves lazily.
-    """
-
-    def __init__(self, text: str, builder: _Builder) -> None:
-        super().__init__(convert_charrefs=True)
-        self._text = text
-        self._builder = builder
-        self._line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
-
-    def _offset(self) -> int:
-        line, column = self.getpos()
-        return self._line_starts[line - 1] + column
-
-    def handle_starttag(self, tag: str, attrs: Attrs) -> None:
-        start = self._offset()
-        raw = self.get_starttag_text() or ""
-        self._builder.start_tag(tag, attrs, start, start + len(raw), self_closing=False)
-
-    def handle_startendtag(self, tag: str, attrs: Attrs) -> None:
-        start = self._offset()
-        raw = self.get_starttag_text() or ""
-        self._builder.start_tag(tag, attrs, start, start + len(raw), self_closing=True)
-
-    def handle_endtag(self, tag: str) -> None:
-        start = self._offset()
-        close = self._text.find(">", start)
-        self._builder.end_tag(tag, start, close + 1 if close >= 0 else len(self._text))
-
-    def handle_data(self, data: str) -> None:
-        self._builder.data(data, self._offset())
-
-    def handle_comment(self, data: str) -> None:
-        self._builder.other(self._offset())
-
-    def handle_decl(self, decl: str) -> None:
-        self._builder.other(self._offset())
-
-    def handle_pi(self, data: str) -> None:
-        self._builder.other(self._offset())
-
-    def unknown_decl(self, data: str) -> None:
-        self._builder.other(self._offset())
 
 
 # --- collected blocks ---------------------------------------------------------------------
