@@ -2,7 +2,8 @@
 
 Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
 ``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
-pipeline, options parsed by :mod:`pipelines.chunk_corpus`). Every user error is one
+pipeline, options parsed by :mod:`pipelines.chunk_corpus`), ``rechunk`` (a scheduled run into
+a runs folder, :mod:`kebab_chunk.rechunk`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
 ``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
 document that ``run`` accepts with a raised limit can also be looked at on its own.
@@ -29,6 +30,7 @@ __all__ = ["main"]
 
 EXIT_USAGE = 2
 EXIT_DATA = 1  # some input files could not be parsed; the others were processed
+EXIT_BUSY = 75  # EX_TEMPFAIL: another ``rechunk`` holds the runs folder; retry later
 
 
 class _Parser(argparse.ArgumentParser):
@@ -191,6 +193,12 @@ def _build_parser() -> _Parser:
         help="run the Beam pipeline over a corpus (see 'kebab-chunk run --help')",
         add_help=False,
     )
+    sub.add_parser(
+        "rechunk",
+        help="run the pipeline into RUNS/<UTC stamp> with the last good run as --previous, "
+        "then move RUNS/latest (see 'kebab-chunk rechunk --help')",
+        add_help=False,
+    )
     return parser
 
 
@@ -238,8 +246,13 @@ def _cmd_chunk(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
-    if debug and argv and argv[0] == "run":
+    if debug and argv and argv[0] in ("run", "rechunk"):
         argv.append("--debug")  # the pipeline's own option
+    if argv and argv[0] == "rechunk":
+        import kebab_chunk.beam  # (first: filters Beam's import-time GCP notice)
+        from kebab_chunk.rechunk import main as rechunk_main
+
+        return rechunk_main(argv[1:])
     if argv and argv[0] == "run":
         import kebab_chunk.beam  # noqa: F401  (first: filters Beam's import-time GCP notice)
         from pipelines.chunk_corpus import main as run_main

@@ -15,7 +15,9 @@ the next run simply locks it again. The file's presence means nothing, only the 
 The lock file is removed, still locked, when the run lets go, so a finished output holds
 exactly what it held before claims existed. A run that opened the file just before it was
 removed would lock a dead file; it notices that the path now names another file (or none)
-and tries again, so two claims never coexist.
+and tries again, so two claims never coexist. ``claim_directory`` is the same claim on any
+directory and lock name: ``kebab-chunk rechunk`` holds ``RUNS/_rechunk.lock`` with it
+(kebab_chunk/rechunk.py).
 
 Object stores (``gs://``, ``s3://``) have no lock that Beam's FileSystems can take (there
 is no create-if-absent), so a claim on a remote output is a no-op, as it is on Windows (no
@@ -45,7 +47,11 @@ from kebab_chunk.beam.locations import (
     check_output_location,
 )
 
-__all__ = ["LOCK_NAME", "OutputClaim", "claim_output"]
+__all__ = ["LOCK_NAME", "ClaimBusyError", "OutputClaim", "claim_directory", "claim_output"]
+
+
+class ClaimBusyError(RunSetupError):
+    """The directory is claimed by another live process (the message says which)."""
 
 
 class OutputClaim:
@@ -97,16 +103,28 @@ def claim_output(output: str, *, corpus: CorpusLocation) -> OutputClaim:
     it; a directory that cannot be created or written is refused in one sentence.
     """
     path = check_output_location(output, corpus=corpus)
+    return claim_directory(path, LOCK_NAME, what=f"--output {output!r}", by="kebab-chunk run")
+
+
+def claim_directory(path: str, lock_name: str, *, what: str, by: str) -> OutputClaim:
+    """Claim the directory ``path`` with a ``flock`` on ``path/lock_name`` (module docstring).
+
+    ``what`` names the directory in messages (e.g. ``--output 'out'``), ``by`` the kind of
+    process that holds such claims (e.g. ``kebab-chunk run``). A local directory is created;
+    a remote one (or any path on a system without ``flock``) gets a claim that holds
+    nothing. Raises ClaimBusyError when another process holds the claim, RunSetupError when
+    the directory or its lock file cannot be created or locked.
+    """
     if FileSystems.get_scheme(path) is not None or fcntl is None:
         return OutputClaim(path)
-    lock_path = f"{path}/{LOCK_NAME}"
+    lock_path = f"{path}/{lock_name}"
     while True:
         try:
             os.makedirs(path, exist_ok=True)
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             raise RunSetupError(
-                f"cannot write to --output {output!r} ({exc.strerror or exc}); choose a "
+                f"cannot write to {what} ({exc.strerror or exc}); choose a "
                 "directory you can create files in."
             ) from exc
         try:
@@ -116,11 +134,11 @@ def claim_output(output: str, *, corpus: CorpusLocation) -> OutputClaim:
             os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise RunSetupError(
-                    f"cannot lock {lock_path!r} to claim --output {output!r} "
+                    f"cannot lock {lock_path!r} to claim {what} "
                     f"({exc.strerror or exc}); use a local directory that supports flock."
                 ) from exc
-            raise RunSetupError(
-                f"--output {output!r} is in use by another kebab-chunk run{holder}; wait for "
+            raise ClaimBusyError(
+                f"{what} is in use by another {by}{holder}; wait for "
                 "it to finish or choose another directory."
             ) from None
         if _same_file(fd, lock_path):

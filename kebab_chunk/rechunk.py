@@ -1,0 +1,278 @@
+# mypy: disallow-untyped-calls=False
+# (Beam ships partial type hints: FileSystems is untyped.)
+"""``kebab-chunk rechunk --corpus IN --runs DIR [run options]``: one scheduled re-chunk.
+
+What docs/scheduling.md used to ask users to script, as one command:
+
+1. Claim ``DIR`` for this rechunk: an exclusive ``flock`` on ``DIR/_rechunk.lock``
+   (kebab_chunk/beam/claim.py ``claim_directory``, created with ``DIR`` if needed). Another
+   rechunk holding it is refused in one sentence with exit status ``EXIT_BUSY`` (75).
+   Remote ``DIR`` (``gs://``, ``s3://``) cannot be locked: the claim is local-only, so the
+   scheduler must not overlap runs there (``max_active_runs=1``, ``concurrencyPolicy:
+   Forbid``).
+2. ``--previous`` = the run named by ``DIR/latest`` (a one-line text file holding the run's
+   path; a bare name is taken relative to ``DIR``). No pointer: a full run. A pointer to
+   something that is not a finished run is refused (exit 2), never silently ignored.
+3. The new run goes to ``DIR/<UTC stamp>`` (``20261124T213000Z``). If that name exists
+   already (a run started in the same second, or the clock went back), the command
+   refuses (exit 2) and changes nothing; retrying a second later gets a fresh stamp.
+4. The job is ``kebab-chunk run`` itself (pipelines/chunk_corpus.py ``main``), in this
+   process, with every other option passed through unchanged; ``--input``, ``--output``
+   and ``--previous`` are chosen here and refused on the command line.
+5. Only when the run exits 0 and its manifest says the accounting closes: the diff
+   against the previous run (kebab_chunk/diff.py, JSON as ``kebab-chunk diff --json``
+   prints it) is written to ``DIR/<stamp>.diff.json``, and then ``DIR/latest`` is
+   replaced. Both writes are atomic: locally a temporary file, fsync and rename; remotely
+   one object written through Beam's ``FileSystems`` (an object appears only when whole).
+   A failed run, or a diff that cannot be written, leaves ``latest`` as it was and exits
+   non-zero, so the next rechunk starts again from the last good run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import traceback
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import NoReturn
+
+from apache_beam.io.filesystems import FileSystems
+
+from kebab_chunk._cli_io import UsageError
+from kebab_chunk.beam.claim import ClaimBusyError, claim_directory
+from kebab_chunk.cli import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
+from kebab_chunk.diff import OutputDirError, diff_outputs, open_output
+from kebab_chunk.errors import KebabError
+
+__all__ = [
+    "DIFF_SUFFIX",
+    "LATEST_NAME",
+    "LOCK_NAME",
+    "STAMP_FORMAT",
+    "main",
+    "read_latest",
+    "write_whole",
+]
+
+#: The pointer to the last good run, the rechunk lock, and the diff beside each run.
+LATEST_NAME = "latest"
+LOCK_NAME = "_rechunk.lock"
+DIFF_SUFFIX = ".diff.json"
+STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+#: Options of ``kebab-chunk run`` that rechunk sets itself.
+_CHOSEN = {
+    "--input": "--corpus",
+    "--output": "a new directory under --runs",
+    "--previous": f"the run --runs/{LATEST_NAME} names",
+}
+_PROG = "kebab-chunk rechunk"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; see '{_PROG} --help'")
+
+
+def _arg_parser() -> _Parser:
+    p = _Parser(
+        prog=_PROG,
+        allow_abbrev=False,
+        description="Re-chunk a corpus into a new run directory RUNS/<UTC stamp>, with the "
+        f"run that RUNS/{LATEST_NAME} names as --previous; on success write "
+        f"RUNS/<stamp>{DIFF_SUFFIX} and move RUNS/{LATEST_NAME} to the new run. Every other "
+        "option is handed to 'kebab-chunk run' unchanged (see 'kebab-chunk run --help'). "
+        f"Exit status: 0 done, 1 the run failed, 2 usage, {EXIT_BUSY} another rechunk holds "
+        "RUNS, 130/143 interrupted.",
+    )
+    p.add_argument("--corpus", required=True, help="the corpus, as 'kebab-chunk run --input'")
+    p.add_argument(
+        "--runs",
+        required=True,
+        metavar="DIR",
+        help=f"the runs folder: one directory per run, the {LATEST_NAME} pointer, the diffs "
+        "(local, gs:// or s3://)",
+    )
+    p.add_argument("--debug", action="store_true", help="print tracebacks (also given to run)")
+    return p
+
+
+def _is_local(path: str) -> bool:
+    return FileSystems.get_scheme(path) is None
+
+
+def _normalise(path: str) -> str:
+    if not path.strip():
+        raise UsageError("--runs is empty; give a directory (local, gs:// or s3://)")
+    if _is_local(path):
+        return os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
+    return path.rstrip("/")
+
+
+def _refuse_chosen_options(rest: Sequence[str]) -> None:
+    for arg in rest:
+        if arg == "--":
+            return
+        option = arg.split("=", 1)[0]
+        if option in _CHOSEN:
+            raise UsageError(
+                f"{option} is set by rechunk ({_CHOSEN[option]}), so leave it out; see "
+                f"'{_PROG} --help'"
+            )
+
+
+def read_latest(runs: str) -> str | None:
+    """The run ``runs/latest`` names (normalised), or None when there is no pointer."""
+    pointer = f"{runs}/{LATEST_NAME}"
+    if not FileSystems.exists(pointer):
+        return None
+    with FileSystems.open(pointer) as f:
+        text = f.read().decode("utf-8", errors="replace").strip()
+    if not text or "\n" in text:
+        raise UsageError(
+            f"{pointer!r} does not hold one run path; put the path of the last good run in "
+            "it, or delete it to start with a full run"
+        )
+    if "://" not in text and not text.startswith("/"):
+        text = f"{runs}/{text}"  # a bare name: relative to the runs folder
+    return _normalise(text)
+
+
+def _exists(path: str) -> bool:
+    if _is_local(path):
+        return os.path.lexists(path)
+    found = FileSystems.match([f"{path}/**"], limits=[1])[0].metadata_list
+    return bool(found) or FileSystems.exists(path)
+
+
+def write_whole(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: readers see the old file or all of the new.
+
+    Locally the bytes go to a temporary file beside ``path``, are fsynced, renamed over
+    ``path`` (``os.replace``) and the directory is fsynced. Remotely the object is written
+    once through Beam's FileSystems: an object store shows an object only when its upload
+    completed, so no temporary name is needed (and a copy-and-delete rename would not be
+    atomic anyway).
+    """
+    if not _is_local(path):
+        with FileSystems.create(path) as f:
+            f.write(data)
+        return
+    directory, name = os.path.split(path)
+    temp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"{_PROG}: error: {message.rstrip().rstrip('.')}.\n")
+
+
+def main(argv: Sequence[str], *, now: Callable[[], datetime] | None = None) -> int:
+    """Run ``kebab-chunk rechunk``; returns the exit status (module docstring)."""
+    args = list(argv)
+    debug = "--debug" in args
+    try:
+        known, rest = _arg_parser().parse_known_args(args)
+        _refuse_chosen_options(rest)
+        runs = _normalise(known.runs)
+        if debug:
+            rest.append("--debug")  # kebab-chunk run's own option
+        claim = claim_directory(runs, LOCK_NAME, what=f"--runs {known.runs!r}", by=_PROG)
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    except ClaimBusyError as exc:
+        _say(str(exc))
+        return EXIT_BUSY
+    except (UsageError, KebabError) as exc:
+        _print_debug(debug)
+        _say(str(exc))
+        return EXIT_USAGE
+    with claim:
+        try:
+            return _rechunk(known.corpus, runs, rest, now or (lambda: datetime.now(UTC)), debug)
+        except KeyboardInterrupt:
+            _say(f"interrupted; {runs}/{LATEST_NAME} was not changed")
+            return 130
+
+
+def _rechunk(
+    corpus: str, runs: str, rest: list[str], now: Callable[[], datetime], debug: bool
+) -> int:
+    """The claimed part: pick the names, run the job, publish on success."""
+    try:
+        previous = read_latest(runs)
+        if previous is not None:
+            open_output(previous, f"{runs}/{LATEST_NAME} names a run, but")
+        stamp = now().astimezone(UTC).strftime(STAMP_FORMAT)
+        run_dir = f"{runs}/{stamp}"
+        if _exists(run_dir):
+            raise UsageError(
+                f"the run directory {run_dir!r} exists already (a run started in the same "
+                "second, or the clock went back), so nothing was started; retry in a second"
+            )
+    except (UsageError, KebabError) as exc:
+        _print_debug(debug)
+        _say(str(exc))
+        return EXIT_USAGE
+
+    from pipelines.chunk_corpus import main as run_main
+
+    run_argv = ["--input", corpus, "--output", run_dir, *rest]
+    if previous is not None:
+        run_argv += ["--previous", previous]
+    status: int = run_main(run_argv)
+    kept = (
+        f"{runs}/{LATEST_NAME} still names {previous!r}" if previous else "no pointer was written"
+    )
+    if status != 0:
+        if _is_local(run_dir):
+            with contextlib.suppress(OSError):
+                os.rmdir(run_dir)  # only when the run left it empty
+        if status != EXIT_USAGE:  # a usage error was already said in one sentence
+            _say(f"the run into {run_dir!r} failed (exit status {status}); {kept}")
+        return status
+    try:
+        _, manifest = open_output(run_dir, "the new run")
+        if manifest.get("accounting", {}).get("closes") is not True:
+            raise OutputDirError(f"the manifest of {run_dir!r} says its accounting does not close")
+        diff_path = None
+        if previous is not None:
+            diff = diff_outputs(previous, run_dir)
+            diff_path = f"{run_dir}{DIFF_SUFFIX}"
+            text = json.dumps(diff.to_json(), indent=2, ensure_ascii=False) + "\n"
+            write_whole(diff_path, text.encode("utf-8"))
+        write_whole(f"{runs}/{LATEST_NAME}", f"{run_dir}\n".encode())
+    except Exception as exc:  # the run is there, but it is not published
+        _print_debug(debug)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        _say(f"the run into {run_dir!r} finished but was not published ({first}); {kept}")
+        return EXIT_DATA
+    print(
+        f"{_PROG}: {runs}/{LATEST_NAME} -> {run_dir}"
+        + (f" (diff against {previous}: {diff_path})" if diff_path else " (full run)")
+    )
+    return 0
+
+
+def _print_debug(debug: bool) -> None:
+    if debug:
+        traceback.print_exc()
