@@ -6,8 +6,10 @@ Every file is still read (its ``content_hash`` is the blake3 of its bytes, so th
 must be seen), but a document is parsed and chunked again only when its records in
 PREV_OUTPUT could differ from a fresh run's. ``ReusePrevious`` sits between
 ``ReadCorpus`` and ``ParseDocuments``: it reads PREV_OUTPUT's chunk partitions and error
-rows with Beam's Parquet IO, joins them with this run's files and bytes by ``doc_id``
-(``CoGroupByKey``) and decides per document:
+rows with Beam's Parquet IO, folds each document's previous records into one small
+summary (its fingerprints and, per label, how many records up to which ``position``),
+joins that with this run's files and bytes by ``doc_id`` (``CoGroupByKey``) and decides
+per document:
 
 * ``reused`` — the previous records of every label this run applies to the document are
   emitted as they are; the document never reaches the parser. Conditions: PREV_OUTPUT
@@ -22,6 +24,12 @@ rows with Beam's Parquet IO, joins them with this run's files and bytes by ``doc
 * ``new`` — no record and no error row in PREV_OUTPUT: parsed and chunked. (A document
   that gave zero chunks and no error leaves no trace in an output, so it counts as new.)
 * ``deleted`` — in PREV_OUTPUT but no longer matched: its records are simply not carried.
+
+The records of a reused document are then carried by a second join, keyed by
+(``doc_id``, label, ``position // CARRY_BUCKET``): no grouping ever holds more than
+``CARRY_BUCKET`` records of one label, so a document with 100,000 chunks does not become
+one element that a runner must hold in memory (Flink materialises each group in its
+JVM heap; docs/decisions.md, "Incremental joins on Flink").
 
 Because chunk records are pure functions of (bytes, path, parser, label, policy), the
 output is byte-identical to a full run's. The manifest gains an ``incremental`` section
@@ -52,6 +60,7 @@ from kebab_chunk.model.ids import doc_id
 from kebab_chunk.parsers.registry import ParserChoice
 
 __all__ = [
+    "CARRY_BUCKET",
     "DECISIONS",
     "DELETED",
     "NEW",
@@ -60,6 +69,9 @@ __all__ = [
     "PreviousRun",
     "Reuse",
     "ReusePrevious",
+    "Summary",
+    "carry_key",
+    "carry_keys",
     "incremental_summary",
     "load_previous",
     "reuse_previous",
@@ -71,9 +83,88 @@ DECISIONS = (REUSED, RECHUNKED, NEW, DELETED)
 MANIFEST_KEY = "incremental"
 
 _Fingerprint = tuple[str, str, str]  # (content_hash, parser_version, policy_hash)
-_FINGERPRINT_COLUMNS = ["doc_id", "content_hash", "parser_version", "policy_hash"]
-_FILES, _RAW, _CHUNKS, _PRINTS, _ERRORS = "files", "raw", "chunks", "prints", "errors"
-_OUTCOMES, _DECISIONS = "outcomes", "decisions"
+_FINGERPRINT_COLUMNS = ["doc_id", "content_hash", "parser_version", "policy_hash", "position"]
+_FILES, _RAW, _SUMMARY, _ERRORS = "files", "raw", "summary", "errors"
+_CHUNKS, _CARRY, _OUTCOMES, _DECISIONS = "chunks", "carry", "outcomes", "decisions"
+#: Most records of one label that one carry group holds (see the module docstring).
+CARRY_BUCKET = 1000
+#: A carry group's key: (doc_id, label, position // CARRY_BUCKET).
+CarryKey = tuple[str, str, int]
+#: One previous record as the summary sees it: (label or None, fingerprint, position).
+#: The label is None for records of labels this run does not apply (never carried).
+_Seen = tuple[str | None, _Fingerprint, int]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A document's previous records, folded: what the reuse rule needs, nothing more."""
+
+    fingerprints: frozenset[_Fingerprint]
+    counts: tuple[tuple[str, int], ...]  # label -> records (run labels only)
+    last_position: tuple[tuple[str, int], ...]  # label -> highest position
+
+    @staticmethod
+    def of(seen: Iterable[_Seen]) -> Summary:
+        fingerprints: set[_Fingerprint] = set()
+        counts: Counter[str] = Counter()
+        last: dict[str, int] = {}
+        for label, fingerprint, position in seen:
+            fingerprints.add(fingerprint)
+            if label is not None:
+                counts[label] += 1
+                last[label] = max(last.get(label, position), position)
+        return Summary(
+            frozenset(fingerprints), tuple(sorted(counts.items())), tuple(sorted(last.items()))
+        )
+
+    @staticmethod
+    def merge(parts: Iterable[Summary]) -> Summary:
+        fingerprints: set[_Fingerprint] = set()
+        counts: Counter[str] = Counter()
+        last: dict[str, int] = {}
+        for part in parts:
+            fingerprints |= part.fingerprints
+            counts.update(dict(part.counts))
+            for label, position in part.last_position:
+                last[label] = max(last.get(label, position), position)
+        return Summary(
+            frozenset(fingerprints), tuple(sorted(counts.items())), tuple(sorted(last.items()))
+        )
+
+
+class _SummariseFn(beam.CombineFn):
+    """Per ``doc_id``: previous records (as ``_Seen``) -> one ``Summary`` (combiner-lifted,
+    so each worker folds its share before the shuffle)."""
+
+    def create_accumulator(self) -> Summary:
+        return Summary.of(())
+
+    def add_input(self, acc: Summary, seen: _Seen) -> Summary:
+        return Summary.merge((acc, Summary.of((seen,))))
+
+    def add_inputs(self, acc: Summary, elements: Iterable[_Seen]) -> Summary:
+        return Summary.merge((acc, Summary.of(elements)))
+
+    def merge_accumulators(self, accs: Iterable[Summary]) -> Summary:
+        return Summary.merge(accs)
+
+    def extract_output(self, acc: Summary) -> Summary:
+        return acc
+
+
+def carry_keys(doc: str, summary: Summary, labels: Iterable[str]) -> list[CarryKey]:
+    """Every carry group of ``labels`` that holds a record of document ``doc``."""
+    last = dict(summary.last_position)
+    return [
+        (doc, label, b)
+        for label in sorted(labels)
+        if label in last
+        for b in range(last[label] // CARRY_BUCKET + 1)
+    ]
+
+
+def carry_key(chunk: Chunk) -> CarryKey:
+    return chunk.doc_id, chunk.chunker_version, chunk.position // CARRY_BUCKET
 
 
 @dataclass(frozen=True)
@@ -143,21 +234,23 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
     return run
 
 
-def _fingerprint(chunk: Chunk) -> _Fingerprint:
-    return chunk.content_hash, chunk.parser_version, chunk.policy_hash
+def _seen(row: dict[str, Any], label: str | None) -> tuple[str, _Seen]:
+    fingerprint = (str(row["content_hash"]), str(row["parser_version"]), str(row["policy_hash"]))
+    return str(row["doc_id"]), (label, fingerprint, int(row["position"]))
 
 
-def _keyed_chunk(row: dict[str, Any], label: str) -> tuple[str, Chunk]:
+def _keyed_chunk(row: dict[str, Any], label: str) -> tuple[CarryKey, Chunk]:
     chunk = row_to_chunk({**row, PARTITION_COLUMN: label})
-    return chunk.doc_id, chunk
+    return carry_key(chunk), chunk
 
 
-def _keyed_fingerprint(row: dict[str, Any]) -> tuple[str, _Fingerprint]:
-    return str(row["doc_id"]), (
-        str(row["content_hash"]),
-        str(row["parser_version"]),
-        str(row["policy_hash"]),
-    )
+class _CarryFn(beam.DoFn):
+    """One carry group: its records leave when the document was reused."""
+
+    def process(self, element: tuple[CarryKey, Mapping[str, Iterable[Any]]]) -> Iterator[Chunk]:
+        _, grouped = element
+        if any(True for _ in grouped[_CARRY]):
+            yield from grouped[_CHUNKS]
 
 
 class _DecideFn(beam.DoFn):
@@ -183,15 +276,13 @@ class _DecideFn(beam.DoFn):
         return self._labels or DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type, ())
 
     def _reusable(
-        self,
-        raw: RawDocument,
-        chunks: Sequence[Chunk],
-        prints: Sequence[_Fingerprint],
-        errored: bool,
-    ) -> list[Chunk] | None:
-        """The records to carry forward, or None when the document must be processed."""
+        self, raw: RawDocument, summary: Summary | None, errored: bool
+    ) -> dict[str, int] | None:
+        """Records to carry per label, or None when the document must be processed."""
         media_type = raw.media_type
-        if errored or media_type is None or self._previous.policy_hash != self._policy_hash:
+        if summary is None or errored or media_type is None:
+            return None
+        if self._previous.policy_hash != self._policy_hash:
             return None
         version = self._parser_version(media_type)
         wanted = self._wanted(media_type)
@@ -199,37 +290,37 @@ class _DecideFn(beam.DoFn):
             return None
         if not set(wanted) <= set(self._previous.labels_for(media_type)):
             return None  # a label the previous run did not apply: chunk under it now
-        expected = (raw.content_hash, version, self._policy_hash)
-        if any(p != expected for p in prints) or any(_fingerprint(c) != expected for c in chunks):
-            return None
-        carried = [c for c in chunks if c.chunker_version in wanted]
+        if summary.fingerprints != {(raw.content_hash, version, self._policy_hash)}:
+            return None  # some previous record (of any label) came from other bytes or rules
+        carried = {label: n for label, n in summary.counts if label in wanted}
         if not carried:
             return None  # zero records cannot show that a chunker accepted the document
-        return sorted(carried, key=lambda c: (c.chunker_version, c.position, c.chunk_id))
+        return carried
 
     def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[Any]:
-        _, grouped = element
+        doc, grouped = element
         files: list[SourceFile] = list(grouped[_FILES])
         raws: list[RawDocument] = list(grouped[_RAW])
-        chunks: list[Chunk] = list(grouped[_CHUNKS])
-        prints: list[_Fingerprint] = list(grouped[_PRINTS])
+        summaries: list[Summary] = list(grouped[_SUMMARY])
+        summary = Summary.merge(summaries) if summaries else None
         errored = any(True for _ in grouped[_ERRORS])
-        known = bool(chunks or prints or errored)
+        known = bool(summary or errored)
         if not files:
             if known:
                 yield from self._decided(DELETED)
         elif raws:  # else matched but not read (size limit, I/O): its read error row counts
             raw = raws[0]
-            carried = self._reusable(raw, chunks, prints, errored) if known else None
-            if carried is None:
+            carried = self._reusable(raw, summary, errored) if known else None
+            if carried is None or summary is None:
                 yield from self._decided(RECHUNKED if known else NEW)
                 yield raw
             else:
                 yield from self._decided(REUSED)
-                yield from (pvalue.TaggedOutput(_CHUNKS, c) for c in carried)
+                for key in carry_keys(doc, summary, carried):
+                    yield pvalue.TaggedOutput(_CARRY, (key, True))
                 yield pvalue.TaggedOutput(_OUTCOMES, self._outcome(raw, carried))
 
-    def _outcome(self, raw: RawDocument, carried: Sequence[Chunk]) -> DocumentOutcome:
+    def _outcome(self, raw: RawDocument, carried: Mapping[str, int]) -> DocumentOutcome:
         """What the manifest learns about a reused document (as ChunkDocuments reports it)."""
         media_type = raw.media_type or ""
         return DocumentOutcome(
@@ -237,7 +328,7 @@ class _DecideFn(beam.DoFn):
             media_type,
             self._parser_version(media_type) or "",
             0,  # warnings are only known by parsing; a reused document reports none
-            tuple(sorted(Counter(c.chunker_version for c in carried).items())),
+            tuple(sorted(carried.items())),
         )
 
     @staticmethod
@@ -299,38 +390,38 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
     def _read_previous(
         self, p: beam.Pipeline
     ) -> tuple[PCollection[Any], PCollection[Any], PCollection[Any]]:
-        """(doc_id, Chunk) of this run's labels, (doc_id, fingerprint) of the others, errors."""
-        chunks, prints = [], []
+        """(carry key, Chunk) of this run's labels, (doc_id, Summary) of every previous
+        document, and (doc_id, True) per previous error row."""
+        chunks, seen = [], []
         for label in self._previous.labels:
             pattern = self._previous.chunk_pattern(label)
-            if label in self._run_labels:
+            run_label = label if label in self._run_labels else None
+            seen.append(
+                p
+                | f"Read previous {label} fingerprints"
+                >> ReadFromParquet(pattern, columns=_FINGERPRINT_COLUMNS)
+                | f"Fingerprint previous {label}" >> beam.Map(_seen, run_label)
+            )
+            if run_label is not None:
                 chunks.append(
                     p
                     | f"Read previous {label} chunks" >> ReadFromParquet(pattern)
                     | f"Key previous {label} chunks" >> beam.Map(_keyed_chunk, label)
                 )
-            else:
-                prints.append(
-                    p
-                    | f"Read previous {label} ids"
-                    >> ReadFromParquet(pattern, columns=_FINGERPRINT_COLUMNS)
-                    | f"Key previous {label} ids" >> beam.Map(_keyed_fingerprint)
-                )
+        summaries = _flatten(p, seen, "previous fingerprints") | (
+            "Summarise previous documents" >> beam.CombinePerKey(_SummariseFn())
+        )
         errors = (
             p
             | "Read previous errors"
             >> ReadFromParquet(self._previous.errors_pattern, columns=["source_uri"])
             | "Key previous errors" >> beam.Map(lambda row: (doc_id(row["source_uri"]), True))
         )
-        return (
-            _flatten(p, chunks, "previous chunks"),
-            _flatten(p, prints, "previous ids"),
-            errors,
-        )
+        return _flatten(p, chunks, "previous chunks"), summaries, errors
 
     def expand(self, inputs: Mapping[str, PCollection[Any]]) -> dict[str, PCollection[Any]]:
         p = inputs["files"].pipeline
-        chunks, prints, errors = self._read_previous(p)
+        chunks, summaries, errors = self._read_previous(p)
         files = inputs["files"] | "Key files by doc_id" >> beam.Map(
             lambda f: (doc_id(f.source_uri), f)
         )
@@ -338,19 +429,24 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             lambda d: (doc_id(d.source_uri), d)
         )
         decided = (
-            {_FILES: files, _RAW: raw, _CHUNKS: chunks, _PRINTS: prints, _ERRORS: errors}
+            {_FILES: files, _RAW: raw, _SUMMARY: summaries, _ERRORS: errors}
             | "Join with previous output" >> beam.CoGroupByKey()
             | "Decide what to reuse"
             >> beam.ParDo(
                 _DecideFn(self._previous, self._labels, self._policy_hash, self._parsers)
-            ).with_outputs(_CHUNKS, _OUTCOMES, _DECISIONS, main="documents")
+            ).with_outputs(_CARRY, _OUTCOMES, _DECISIONS, main="documents")
+        )
+        carried = (
+            {_CARRY: decided[_CARRY], _CHUNKS: chunks}
+            | "Join reused documents with their records" >> beam.CoGroupByKey()
+            | "Carry reused records" >> beam.ParDo(_CarryFn())
         )
         counts = decided[_DECISIONS] | "Count decisions" >> beam.CombineGlobally(
             _CountDecisionsFn(self._previous.output)
         )
         return {
             "documents": decided.documents,
-            "chunks": decided[_CHUNKS],
+            "chunks": carried,
             "outcomes": decided[_OUTCOMES],
             "counts": counts,
         }

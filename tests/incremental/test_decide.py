@@ -1,11 +1,14 @@
 """The reuse rule of ``--previous``, one condition at a time, on the DoFn itself (no runner).
 
 Records are made by the real parser and chunker, so a "previous record" here is exactly
-what an earlier run would have written.
+what an earlier run would have written. The pipeline folds them into a ``Summary`` and
+carries a reused document's records by carry key; ``_decide`` does both steps in plain
+Python, and the bucketing of large documents has its own test.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,17 +16,21 @@ import pytest
 from apache_beam import pvalue
 
 from kebab_chunk.beam.incremental import (
+    CARRY_BUCKET,
     DELETED,
     NEW,
     RECHUNKED,
     REUSED,
     PreviousRun,
+    Summary,
     _DecideFn,
+    carry_key,
+    carry_keys,
 )
 from kebab_chunk.beam.records import DocumentOutcome, RawDocument, SourceFile
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
-from kebab_chunk.model.ids import content_hash
+from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
 
 POLICY = ChunkPolicy()
@@ -65,23 +72,33 @@ def _decide(
     parsers: ParserChoice | None = None,
 ) -> tuple[list[str], list[Any], list[Chunk], list[DocumentOutcome]]:
     fn = _DecideFn(previous or _previous(), labels, POLICY.policy_hash, parsers or ParserChoice())
+    chunks = list(chunks)
+    run_labels = {"md-heading-v1", *(labels or ())}
+    seen = [
+        (
+            c.chunker_version if c.chunker_version in run_labels else None,
+            (c.content_hash, c.parser_version, c.policy_hash),
+            c.position,
+        )
+        for c in chunks
+    ] + [(None, p, 0) for p in prints]
     grouped = {
         "files": [SourceFile(URI, "text/markdown", len(RAW))] if files else [],
         "raw": [] if raw is None else [RawDocument(URI, "text/markdown", content_hash(raw), raw)],
-        "chunks": list(chunks),
-        "prints": list(prints),
+        "summary": [Summary.of(seen)] if seen else [],
         "errors": [True] if errored else [],
     }
-    decisions, to_parse, carried, outcomes = [], [], [], []
-    for item in fn.process(("id", grouped)):
+    decisions, to_parse, keys, outcomes = [], [], set(), []
+    for item in fn.process((doc_id(URI), grouped)):
         if not isinstance(item, pvalue.TaggedOutput):
             to_parse.append(item)
         elif item.tag == "decisions":
             decisions.append(item.value)
-        elif item.tag == "chunks":
-            carried.append(item.value)
+        elif item.tag == "carry":
+            keys.add(item.value[0])
         else:
             outcomes.append(item.value)
+    carried = [c for c in chunks if carry_key(c) in keys]
     return decisions, to_parse, carried, outcomes
 
 
@@ -145,3 +162,21 @@ def test_new_deleted_and_unread_documents() -> None:
     assert decisions == [DELETED] and not to_parse
     assert _decide(raw=None, chunks=_records()) == ([], [], [], [])  # read error: no decision
     assert _decide(files=False, raw=None) == ([], [], [], [])
+
+
+def test_a_large_document_is_carried_in_bounded_groups() -> None:
+    """Carry keys split a label's records by position: every record falls in one of the
+    document's keys, and no group holds more than CARRY_BUCKET records."""
+    raw = "".join(f"# Section {i}\n\nText {i}.\n\n" for i in range(2 * CARRY_BUCKET + 50))
+    records = _records(raw.encode())
+    assert len(records) > 2 * CARRY_BUCKET
+    decisions, _, carried, _ = _decide(raw=raw.encode(), chunks=records)
+    assert decisions == [REUSED] and sorted(carried, key=lambda c: c.position) == records
+    fingerprint = (records[0].content_hash, records[0].parser_version, POLICY.policy_hash)
+    summary = Summary.merge(
+        Summary.of([("md-heading-v1", fingerprint, c.position) for c in records[start::3]])
+        for start in range(3)
+    )
+    groups = Counter(carry_key(c) for c in records)
+    assert set(groups) == set(carry_keys(doc_id(URI), summary, ["md-heading-v1"]))
+    assert len(groups) == 3 and max(groups.values()) <= CARRY_BUCKET
