@@ -41,12 +41,12 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from benchmarks.corpus import markdown_document
 from benchmarks.timing import median_seconds
 from kebab_chunk.beam import ParseDocuments, ReadCorpus
+from kebab_chunk.beam.job import run as run_job
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.cli.run import parse_args
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.registry import parse_document
-from pipelines.chunk_corpus import parse_args
-from pipelines.chunk_corpus import run as run_job
 
 REPO = Path(__file__).resolve().parents[1]
 PDFS = [

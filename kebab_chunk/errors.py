@@ -4,14 +4,22 @@ Every error the library raises on purpose derives from :class:`KebabError`, and 
 message is one sentence that says what is wrong and how to fix it::
 
     KebabError
+    ├── UsageError             a command-line option or argument is wrong (exit status 2)
     ├── PolicyError            a ChunkPolicy field is out of range or unknown
+    ├── LimitsError            a ParseLimits field is out of range
     ├── UnknownChunkerError    no chunker is registered under the requested label
+    ├── UnknownParserVersionError  no parser is registered under the requested version
     ├── UnsupportedDocumentError  a chunker was given a document it does not handle
     ├── TokenizerError         a tokenizer cannot be loaded (missing file or package)
+    ├── MissingDependencyError an optional package (matplotlib for reports) is not installed
+    ├── RunSetupError          --input / --output cannot be used as given
+    │   └── ClaimBusyError     another live run holds the output or runs folder
+    ├── OutputDirError         a directory given as an output to read is not a finished one
     └── ParseError             the bytes of one document could not be parsed
-        ├── EncryptedDocumentError  a PDF needs a password we do not have
-        ├── BinaryContentError      bytes with a text extension are not text
-        └── LimitExceededError      a configured size, page or time limit was exceeded
+        ├── EncryptedDocumentError     a PDF needs a password we do not have
+        ├── BinaryContentError         bytes with a text extension are not text
+        ├── LimitExceededError         a configured size, page or time limit was exceeded
+        └── UnsupportedMediaTypeError  no parser reads the document's media type
 
 ``ParseError`` carries ``error_type``, a short stable slug that the pipeline writes into
 its error rows, so the errors dataset can be grouped without parsing messages.
@@ -21,14 +29,22 @@ from __future__ import annotations
 
 __all__ = [
     "BinaryContentError",
+    "ClaimBusyError",
     "EncryptedDocumentError",
     "KebabError",
     "LimitExceededError",
+    "LimitsError",
+    "MissingDependencyError",
+    "OutputDirError",
     "ParseError",
     "PolicyError",
+    "RunSetupError",
     "TokenizerError",
     "UnknownChunkerError",
+    "UnknownParserVersionError",
     "UnsupportedDocumentError",
+    "UnsupportedMediaTypeError",
+    "UsageError",
 ]
 
 
@@ -36,12 +52,27 @@ class KebabError(Exception):
     """Base class of every error kebab-chunk raises on purpose."""
 
 
+class UsageError(KebabError, ValueError):
+    """A command-line problem; the message is the one sentence the CLI prints (exit 2)."""
+
+
 class PolicyError(KebabError, ValueError):
     """A chunk policy is invalid; the message names the field and the allowed range."""
 
 
+class LimitsError(KebabError, ValueError):
+    """Parse limits are invalid; the message names the field and the allowed range."""
+
+
 class UnknownChunkerError(KebabError, KeyError):
     """No chunker is registered under the requested version label."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message otherwise
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownParserVersionError(KebabError, KeyError):
+    """No parser is registered under the requested version label."""
 
     def __str__(self) -> str:  # KeyError would repr() the message otherwise
         return str(self.args[0]) if self.args else ""
@@ -53,6 +84,23 @@ class UnsupportedDocumentError(KebabError, ValueError):
 
 class TokenizerError(KebabError, RuntimeError):
     """A tokenizer could not be loaded offline; the message names what to install."""
+
+
+class MissingDependencyError(KebabError, ImportError):
+    """An optional package is needed (matplotlib for the report's charts); the message says
+    how to install it."""
+
+
+class RunSetupError(KebabError, ValueError):
+    """An --input or --output value cannot be used; the message says how to fix it."""
+
+
+class ClaimBusyError(RunSetupError):
+    """The directory is claimed by another live process (the message says which)."""
+
+
+class OutputDirError(KebabError, ValueError):
+    """A path given as a finished output (``diff``, ``inspect``, ``--previous``) is not one."""
 
 
 class ParseError(KebabError):
@@ -77,3 +125,9 @@ class LimitExceededError(ParseError):
     """A configured limit (bytes, pages, elements, time) was exceeded."""
 
     error_type = "limit_exceeded"
+
+
+class UnsupportedMediaTypeError(ParseError):
+    """No parser is registered for the document's media type."""
+
+    error_type = "unsupported_media_type"

@@ -1,4 +1,4 @@
-"""The Apache Beam side of kebab-chunk: composite transforms over the library.
+"""The Apache Beam side of kebab-chunk: composite transforms that wire the library.
 
 Data flows one way::
 
@@ -6,56 +6,30 @@ Data flows one way::
         └──────────────┴───────────────┴── errors ── WriteErrors
                                          everything ── WriteManifest
 
-``ParseAndChunk`` parses and chunks each document in one helper process;
-``ParseDocuments``, ``ChunkDocuments`` and ``ValidateChunks`` are the same steps one at a
-time, for callers that want them separately.
-
-Each transform wraps a private DoFn; the one Arrow schema of the output lives in
-:mod:`kebab_chunk.beam.schema`. ``pipelines/chunk_corpus.py`` wires them into the job.
+``ParseAndChunk`` parses and chunks each document in one helper process
+(:mod:`kebab_chunk.runtime`); ``ParseDocuments``, ``ChunkDocuments`` and
+``ValidateChunks`` are the same steps one at a time, for callers that want them
+separately. The records and the Arrow schema of the output live in
+:mod:`kebab_chunk.output`, which never imports Beam; ``kebab_chunk.beam.job`` builds the
+whole job (docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
-from typing import Any
-
-
-def _not_apitools_notice(record: logging.LogRecord) -> bool:
-    # Beam logs this on import whenever the optional GCP client libraries are absent; it is
-    # noise for local and non-GCP runs, and it would break the CLI's one-line error output.
-    return "apitools not found" not in record.getMessage()
-
-
-logging.getLogger().addFilter(_not_apitools_notice)
-
-# Names resolve lazily (PEP 562): importing ``kebab_chunk.beam.schema`` (the output readers
-# used by ``diff``/``inspect``) must not import Apache Beam, which costs seconds and logs.
-_WHERE = {
-    "ChunkDocuments": "chunk",
-    "run_labels": "chunk",
-    "WriteManifest": "manifest",
-    "manifest_header": "manifest",
-    "ParseDocuments": "parse",
-    "ParseAndChunk": "parse_chunk",
-    "ReadCorpus": "read",
-    "DocumentOutcome": "records",
-    "ErrorRecord": "records",
-    "RawDocument": "records",
-    "SourceFile": "records",
-    "WrittenFile": "records",
-    "ValidateChunks": "validate",
-    "WriteChunks": "write",
-    "WriteErrors": "write",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
+from kebab_chunk.beam.chunk import ChunkDocuments, run_labels
+from kebab_chunk.beam.manifest import WriteManifest, manifest_header
+from kebab_chunk.beam.parse import ParseDocuments
+from kebab_chunk.beam.parse_chunk import ParseAndChunk
+from kebab_chunk.beam.read import ReadCorpus
+from kebab_chunk.beam.validate import ValidateChunks
+from kebab_chunk.beam.write import WriteChunks, WriteErrors
+from kebab_chunk.output.records import (
+    DocumentOutcome,
+    ErrorRecord,
+    RawDocument,
+    SourceFile,
+    WrittenFile,
+)
 
 __all__ = [
     "ChunkDocuments",

@@ -17,7 +17,7 @@ exactly what it held before claims existed. A run that opened the file just befo
 removed would lock a dead file; it notices that the path now names another file (or none)
 and tries again, so two claims never coexist. ``claim_directory`` is the same claim on any
 directory and lock name: ``kebab-chunk rechunk`` holds ``RUNS/_rechunk.lock`` with it
-(kebab_chunk/rechunk.py).
+(kebab_chunk/cli/rechunk.py).
 
 Object stores (``gs://``, ``s3://``) have no lock that Beam's FileSystems can take (there
 is no create-if-absent), so a claim on a remote output is a no-op, as it is on Windows (no
@@ -46,12 +46,9 @@ from kebab_chunk.beam.locations import (
     RunSetupError,
     check_output_location,
 )
+from kebab_chunk.errors import ClaimBusyError
 
 __all__ = ["LOCK_NAME", "ClaimBusyError", "OutputClaim", "claim_directory", "claim_output"]
-
-
-class ClaimBusyError(RunSetupError):
-    """The directory is claimed by another live process (the message says which)."""
 
 
 class OutputClaim:

@@ -6,8 +6,8 @@ Why: a PCollection element that crosses a fusion break is encoded, and the in-me
 DirectRunner keeps every encoded element of such a PCollection until the next stage has
 read it. Beam's fallback for a pydantic model is pickle (about 1.7 KB per typical chunk,
 class references and field names included). Here a chunk is its Parquet row as a tuple of
-plain values (:data:`~kebab_chunk.beam.schema.CHUNK_SCHEMA` column order, each span a tuple
-in :data:`~kebab_chunk.beam.schema.SPAN_TYPE` field order), written with Beam's own
+plain values (:data:`~kebab_chunk.output.schema.CHUNK_SCHEMA` column order, each span a tuple
+in :data:`~kebab_chunk.output.schema.SPAN_TYPE` field order), written with Beam's own
 primitive encoding and compressed with zstd level 1 (pyarrow's codec: faster than zlib
 here at the same size): about 0.64 KB for the same chunk, and the shard writer builds its
 Arrow columns straight from these tuples without making Chunk objects.
@@ -30,8 +30,8 @@ import pyarrow as pa
 from apache_beam import coders
 from apache_beam.coders.typecoders import registry
 
-from kebab_chunk.beam.schema import CHUNK_SCHEMA, SPAN_TYPE
 from kebab_chunk.model import SPAN_ADAPTER, Chunk
+from kebab_chunk.output.schema import CHUNK_SCHEMA, SPAN_TYPE
 
 __all__ = [
     "ROW_FIELDS",
@@ -64,7 +64,7 @@ def _span_tuple(span: Any) -> tuple[Any, ...]:
         if extra:
             raise ValueError(
                 f"span kind {span.kind!r} has fields {sorted(extra)} that SPAN_TYPE lacks; "
-                "add them to kebab_chunk/beam/schema.py with a new SCHEMA_VERSION."
+                "add them to kebab_chunk/output/schema.py with a new SCHEMA_VERSION."
             )
         _checked_span_types.add(kind)
     values = span.__dict__  # a missing field via getattr takes pydantic's slow error path

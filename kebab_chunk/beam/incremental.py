@@ -51,13 +51,28 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.chunk import run_labels
-from kebab_chunk.beam.records import DocumentOutcome, RawDocument, SourceFile
-from kebab_chunk.beam.schema import PARTITION_COLUMN, row_to_chunk
-from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
-from kebab_chunk.diff import OutputDirError, normalise_path, open_output
+from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
+from kebab_chunk.output.diff import normalise_path, open_output
+from kebab_chunk.output.records import DocumentOutcome, RawDocument
+from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk
 from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.runtime.reuse import (
+    CARRY_BUCKET,
+    DECISIONS,
+    DELETED,
+    NEW,
+    RECHUNKED,
+    REUSED,
+    CarryKey,
+    PreviousRun,
+    ReuseRule,
+    Seen,
+    Summary,
+    carry_key,
+    carry_keys,
+)
 
 __all__ = [
     "CARRY_BUCKET",
@@ -77,72 +92,24 @@ __all__ = [
     "reuse_previous",
 ]
 
-REUSED, RECHUNKED, NEW, DELETED = "reused", "rechunked", "new", "deleted"
-DECISIONS = (REUSED, RECHUNKED, NEW, DELETED)
 #: The manifest key of the incremental section (absent from full runs).
 MANIFEST_KEY = "incremental"
-
-_Fingerprint = tuple[str, str, str]  # (content_hash, parser_version, policy_hash)
 _FINGERPRINT_COLUMNS = ["doc_id", "content_hash", "parser_version", "policy_hash", "position"]
 _FILES, _RAW, _SUMMARY, _ERRORS = "files", "raw", "summary", "errors"
 _CHUNKS, _CARRY, _OUTCOMES, _DECISIONS = "chunks", "carry", "outcomes", "decisions"
-#: Most records of one label that one carry group holds (see the module docstring).
-CARRY_BUCKET = 1000
-#: A carry group's key: (doc_id, label, position // CARRY_BUCKET).
-CarryKey = tuple[str, str, int]
-#: One previous record as the summary sees it: (label or None, fingerprint, position).
-#: The label is None for records of labels this run does not apply (never carried).
-_Seen = tuple[str | None, _Fingerprint, int]
-
-
-@dataclass(frozen=True)
-class Summary:
-    """A document's previous records, folded: what the reuse rule needs, nothing more."""
-
-    fingerprints: frozenset[_Fingerprint]
-    counts: tuple[tuple[str, int], ...]  # label -> records (run labels only)
-    last_position: tuple[tuple[str, int], ...]  # label -> highest position
-
-    @staticmethod
-    def of(seen: Iterable[_Seen]) -> Summary:
-        fingerprints: set[_Fingerprint] = set()
-        counts: Counter[str] = Counter()
-        last: dict[str, int] = {}
-        for label, fingerprint, position in seen:
-            fingerprints.add(fingerprint)
-            if label is not None:
-                counts[label] += 1
-                last[label] = max(last.get(label, position), position)
-        return Summary(
-            frozenset(fingerprints), tuple(sorted(counts.items())), tuple(sorted(last.items()))
-        )
-
-    @staticmethod
-    def merge(parts: Iterable[Summary]) -> Summary:
-        fingerprints: set[_Fingerprint] = set()
-        counts: Counter[str] = Counter()
-        last: dict[str, int] = {}
-        for part in parts:
-            fingerprints |= part.fingerprints
-            counts.update(dict(part.counts))
-            for label, position in part.last_position:
-                last[label] = max(last.get(label, position), position)
-        return Summary(
-            frozenset(fingerprints), tuple(sorted(counts.items())), tuple(sorted(last.items()))
-        )
 
 
 class _SummariseFn(beam.CombineFn):
-    """Per ``doc_id``: previous records (as ``_Seen``) -> one ``Summary`` (combiner-lifted,
+    """Per ``doc_id``: previous records (as ``Seen``) -> one ``Summary`` (combiner-lifted,
     so each worker folds its share before the shuffle)."""
 
     def create_accumulator(self) -> Summary:
         return Summary.of(())
 
-    def add_input(self, acc: Summary, seen: _Seen) -> Summary:
+    def add_input(self, acc: Summary, seen: Seen) -> Summary:
         return Summary.merge((acc, Summary.of((seen,))))
 
-    def add_inputs(self, acc: Summary, elements: Iterable[_Seen]) -> Summary:
+    def add_inputs(self, acc: Summary, elements: Iterable[Seen]) -> Summary:
         return Summary.merge((acc, Summary.of(elements)))
 
     def merge_accumulators(self, accs: Iterable[Summary]) -> Summary:
@@ -150,45 +117,6 @@ class _SummariseFn(beam.CombineFn):
 
     def extract_output(self, acc: Summary) -> Summary:
         return acc
-
-
-def carry_keys(doc: str, summary: Summary, labels: Iterable[str]) -> list[CarryKey]:
-    """Every carry group of ``labels`` that holds a record of document ``doc``."""
-    last = dict(summary.last_position)
-    return [
-        (doc, label, b)
-        for label in sorted(labels)
-        if label in last
-        for b in range(last[label] // CARRY_BUCKET + 1)
-    ]
-
-
-def carry_key(chunk: Chunk) -> CarryKey:
-    return chunk.doc_id, chunk.chunker_version, chunk.position // CARRY_BUCKET
-
-
-@dataclass(frozen=True)
-class PreviousRun:
-    """What the launching machine learned from PREV_OUTPUT's manifest."""
-
-    output: str
-    policy_hash: str
-    labels: tuple[str, ...]  # the partitions it wrote
-    requested: tuple[str, ...] | None  # its --chunkers, None for the defaults
-    defaults_by_media_type: tuple[tuple[str, tuple[str, ...]], ...]
-
-    def labels_for(self, media_type: str) -> tuple[str, ...]:
-        """The labels the previous run applied to documents of ``media_type``."""
-        if self.requested:
-            return self.requested
-        return dict(self.defaults_by_media_type).get(media_type, ())
-
-    def chunk_pattern(self, label: str) -> str:
-        return f"{self.output}/chunks/{PARTITION_COLUMN}={label}/part-*.parquet"
-
-    @property
-    def errors_pattern(self) -> str:
-        return f"{self.output}/errors/part-*.parquet"
 
 
 def _inside(path: str, other: str) -> bool:
@@ -234,7 +162,7 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
     return run
 
 
-def _seen(row: dict[str, Any], label: str | None) -> tuple[str, _Seen]:
+def _seen(row: dict[str, Any], label: str | None) -> tuple[str, Seen]:
     fingerprint = (str(row["content_hash"]), str(row["parser_version"]), str(row["policy_hash"]))
     return str(row["doc_id"]), (label, fingerprint, int(row["position"]))
 
@@ -254,87 +182,33 @@ class _CarryFn(beam.DoFn):
 
 
 class _DecideFn(beam.DoFn):
-    """One decision per document; reused records and documents to parse leave separately."""
+    """One decision per document (``ReuseRule``); carry keys of reused documents, their
+    outcomes and the documents to parse leave separately."""
 
-    def __init__(
-        self,
-        previous: PreviousRun,
-        labels: tuple[str, ...] | None,
-        policy_hash: str,
-        parsers: ParserChoice,
-    ) -> None:
-        self._previous = previous
-        self._labels = labels
-        self._policy_hash = policy_hash
-        self._parsers = parsers
-
-    def _parser_version(self, media_type: str) -> str | None:
-        """The parser version this run uses for ``media_type`` (None: no parser reads it)."""
-        return self._parsers.version_for(media_type)
-
-    def _wanted(self, media_type: str) -> tuple[str, ...]:
-        return self._labels or DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type, ())
-
-    def _reusable(
-        self, raw: RawDocument, summary: Summary | None, errored: bool
-    ) -> dict[str, int] | None:
-        """Records to carry per label, or None when the document must be processed."""
-        media_type = raw.media_type
-        if summary is None or errored or media_type is None:
-            return None
-        if self._previous.policy_hash != self._policy_hash:
-            return None
-        version = self._parser_version(media_type)
-        wanted = self._wanted(media_type)
-        if version is None or not wanted:
-            return None
-        if not set(wanted) <= set(self._previous.labels_for(media_type)):
-            return None  # a label the previous run did not apply: chunk under it now
-        if summary.fingerprints != {(raw.content_hash, version, self._policy_hash)}:
-            return None  # some previous record (of any label) came from other bytes or rules
-        carried = {label: n for label, n in summary.counts if label in wanted}
-        if not carried:
-            return None  # zero records cannot show that a chunker accepted the document
-        return carried
+    def __init__(self, rule: ReuseRule) -> None:
+        self._rule = rule
 
     def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[Any]:
         doc, grouped = element
-        files: list[SourceFile] = list(grouped[_FILES])
         raws: list[RawDocument] = list(grouped[_RAW])
         summaries: list[Summary] = list(grouped[_SUMMARY])
         summary = Summary.merge(summaries) if summaries else None
-        errored = any(True for _ in grouped[_ERRORS])
-        known = bool(summary or errored)
-        if not files:
-            if known:
-                yield from self._decided(DELETED)
-        elif raws:  # else matched but not read (size limit, I/O): its read error row counts
-            raw = raws[0]
-            carried = self._reusable(raw, summary, errored) if known else None
-            if carried is None or summary is None:
-                yield from self._decided(RECHUNKED if known else NEW)
-                yield raw
-            else:
-                yield from self._decided(REUSED)
-                for key in carry_keys(doc, summary, carried):
-                    yield pvalue.TaggedOutput(_CARRY, (key, True))
-                yield pvalue.TaggedOutput(_OUTCOMES, self._outcome(raw, carried))
-
-    def _outcome(self, raw: RawDocument, carried: Mapping[str, int]) -> DocumentOutcome:
-        """What the manifest learns about a reused document (as ChunkDocuments reports it)."""
-        media_type = raw.media_type or ""
-        return DocumentOutcome(
-            raw.source_uri,
-            media_type,
-            self._parser_version(media_type) or "",
-            0,  # warnings are only known by parsing; a reused document reports none
-            tuple(sorted(carried.items())),
+        decision = self._rule.decide(
+            matched=any(True for _ in grouped[_FILES]),
+            raw=raws[0] if raws else None,
+            summary=summary,
+            errored=any(True for _ in grouped[_ERRORS]),
         )
-
-    @staticmethod
-    def _decided(decision: str) -> Iterator[Any]:
-        metrics.inc(metrics.keyed("incremental", decision))
-        yield pvalue.TaggedOutput(_DECISIONS, decision)
+        if decision.name is None:
+            return
+        metrics.inc(metrics.keyed("incremental", decision.name))
+        yield pvalue.TaggedOutput(_DECISIONS, decision.name)
+        if decision.name in (RECHUNKED, NEW):
+            yield raws[0]
+        elif decision.name == REUSED and summary is not None:
+            for key in carry_keys(doc, summary, dict(decision.carried)):
+                yield pvalue.TaggedOutput(_CARRY, (key, True))
+            yield pvalue.TaggedOutput(_OUTCOMES, self._rule.outcome(raws[0], decision.carried))
 
 
 class _CountDecisionsFn(beam.CombineFn):
@@ -433,7 +307,7 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             | "Join with previous output" >> beam.CoGroupByKey()
             | "Decide what to reuse"
             >> beam.ParDo(
-                _DecideFn(self._previous, self._labels, self._policy_hash, self._parsers)
+                _DecideFn(ReuseRule(self._previous, self._labels, self._policy_hash, self._parsers))
             ).with_outputs(_CARRY, _OUTCOMES, _DECISIONS, main="documents")
         )
         carried = (

@@ -29,7 +29,7 @@ element on a loaded machine; one socket and ``select`` in the calling thread nee
 Why not Beam's ``with_exception_handling(use_subprocess=True)``: it forks its helper from
 the SDK worker, whose gRPC threads make a forked child die at random. Helpers here come
 from a ``forkserver`` (a clean, single-threaded process started with exec; ``spawn`` where
-forkserver is not available) that preloads only :mod:`kebab_chunk.beam.helper`, which
+forkserver is not available) that preloads only :mod:`kebab_chunk.runtime.helper`, which
 does not import Apache Beam; tasks travel with the standard ``pickle``, so a helper never
 needs Beam at all. A fresh helper costs a fork plus the imports of its parsers and
 chunkers, and its memory is that of a plain Python process holding them.
@@ -57,7 +57,7 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.utils.windowed_value import WindowedValue
 
-from kebab_chunk.beam.helper import (
+from kebab_chunk.runtime.helper import (
     HEADER,
     MSG_DONE,
     MSG_RAISED,

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from apache_beam.io.filesystems import FileSystems
 
-from kebab_chunk.beam.spill import TEMP_PREFIX
-from kebab_chunk.errors import KebabError
+from kebab_chunk.errors import RunSetupError
+from kebab_chunk.output.layout import CONTENT, LOCK_NAME, MANIFEST_NAME, TEMP_PREFIX
 
 __all__ = [
     "LOCK_NAME",
@@ -32,16 +32,6 @@ __all__ = [
 ]
 
 _GLOB_CHARS = "*?["
-_MANIFEST = "manifest.json"  # kebab_chunk/beam/manifest.py's MANIFEST_NAME
-#: The only top-level entries a kebab-chunk output holds; --overwrite deletes nothing else.
-_LAYOUT = frozenset({"chunks", "errors", _MANIFEST})
-#: The lock file of a run's claim on a local output (kebab_chunk/beam/claim.py). It is not
-#: output: the emptiness check ignores it and --overwrite leaves it (the claim holds it).
-LOCK_NAME = "_kebab.lock"
-
-
-class RunSetupError(KebabError, ValueError):
-    """An --input or --output value cannot be used; the message says how to fix it."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +149,7 @@ def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> s
             f"--output {output!r} is not empty; pass --overwrite to replace the previous "
             "output or choose a new directory."
         )
-    unexpected = [e for e in entries if e not in _LAYOUT and not e.startswith(TEMP_PREFIX)]
+    unexpected = [e for e in entries if e not in CONTENT and not e.startswith(TEMP_PREFIX)]
     # (a TEMP_PREFIX entry is a killed run's spill directory: kebab_chunk/beam/spill.py)
     if unexpected:
         raise RunSetupError(
@@ -171,7 +161,7 @@ def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> s
     else:
         found = FileSystems.match([path + "/**"])[0].metadata_list
         doomed = [m.path for m in found if m.path[len(path) + 1 :] != LOCK_NAME]
-    manifest = f"{path}/{_MANIFEST}"
+    manifest = f"{path}/{MANIFEST_NAME}"
     if manifest in doomed:
         FileSystems.delete([manifest])
     rest = [d for d in doomed if d != manifest]

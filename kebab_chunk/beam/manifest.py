@@ -34,15 +34,14 @@ from apache_beam.transforms import combiners
 
 from kebab_chunk import __version__
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.records import DocumentOutcome, ErrorRecord, SourceFile, WrittenFile
-from kebab_chunk.beam.schema import SCHEMA_VERSION
-from kebab_chunk.beam.spill import TEMP_PREFIX
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.layout import MANIFEST_NAME, TEMP_PREFIX
+from kebab_chunk.output.records import DocumentOutcome, ErrorRecord, SourceFile, WrittenFile
+from kebab_chunk.output.schema import SCHEMA_VERSION
 
 __all__ = ["MANIFEST_NAME", "MANIFEST_VERSION", "FileAccount", "WriteManifest", "manifest_header"]
 
-MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 #: Longest list of file names the manifest spells out for unaccounted/unexpected files.
 _MAX_LISTED = 100

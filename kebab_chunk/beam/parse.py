@@ -8,7 +8,7 @@ gives an error row with its ``error_type``; one that hangs is stopped at the bud
 (``error_type`` ``timeout``); one that kills its process (a crash in a native library)
 gives ``worker_crash``; one that allocates more than ``max_memory_mb`` fails with
 ``MemoryError`` inside the helper (``memory_limit``). Either way the job goes on with the
-next document. The helper-side work (``ParseTask``) lives in :mod:`kebab_chunk.beam.tasks`.
+next document. The helper-side work (``ParseTask``) lives in :mod:`kebab_chunk.runtime.tasks`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.isolation import CRASH, TIMEOUT, Failure, Finished, IsolatedDoFn
-from kebab_chunk.beam.records import ErrorRecord, RawDocument
-from kebab_chunk.beam.tasks import (
+from kebab_chunk.output.records import ErrorRecord, RawDocument
+from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.runtime.tasks import (
     DEFAULT_MAX_MEMORY_MB,
     DEFAULT_PARSE_TIMEOUT_S,
     MEMORY_LIMIT,
@@ -34,7 +35,6 @@ from kebab_chunk.beam.tasks import (
     memory_message,
     ran_out_of_memory,
 )
-from kebab_chunk.parsers.base import ParseLimits
 
 __all__ = [
     "DEFAULT_MAX_MEMORY_MB",

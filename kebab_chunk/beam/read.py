@@ -44,9 +44,9 @@ from apache_beam.pvalue import PBegin, PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.locations import CorpusLocation, relative_uri, resolve_corpus
-from kebab_chunk.beam.records import ErrorRecord, RawDocument, SourceFile
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model.ids import content_hash
+from kebab_chunk.output.records import ErrorRecord, RawDocument, SourceFile
 from kebab_chunk.parsers.registry import detect_media_type
 
 __all__ = [

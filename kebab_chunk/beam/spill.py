@@ -27,6 +27,8 @@ from contextlib import ExitStack, closing
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from kebab_chunk.output.layout import TEMP_PREFIX
+
 __all__ = [
     "DEFAULT_FAN_IN",
     "SEP",
@@ -39,9 +41,6 @@ __all__ = [
     "write_spill",
 ]
 
-#: Top-level name prefix of a run's temporary directory inside the output (readers and
-#: ``--overwrite`` treat anything under it as disposable).
-TEMP_PREFIX = "_tmp-"
 #: Most spill files a merge reads at once; more are first merged in passes.
 DEFAULT_FAN_IN = 256
 SEP = b"\x00"

@@ -12,8 +12,8 @@ from apache_beam import pvalue
 from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.records import ErrorRecord
 from kebab_chunk.model import Chunk
+from kebab_chunk.output.records import ErrorRecord
 
 __all__ = ["CHUNK_ID_CONFLICT", "ValidateChunks", "conflict_errors"]
 

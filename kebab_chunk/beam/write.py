@@ -48,14 +48,6 @@ from apache_beam.transforms.window import GlobalWindows
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row, encode_chunk
-from kebab_chunk.beam.records import ErrorRecord, WrittenFile
-from kebab_chunk.beam.schema import (
-    PARTITION_COLUMN,
-    errors_table,
-    parquet_bytes,
-    rows_table,
-    write_parquet,
-)
 from kebab_chunk.beam.spill import (
     DEFAULT_FAN_IN,
     TEMP_PREFIX,
@@ -68,6 +60,14 @@ from kebab_chunk.beam.spill import (
 )
 from kebab_chunk.beam.validate import conflict_errors
 from kebab_chunk.model import Chunk
+from kebab_chunk.output.records import ErrorRecord, WrittenFile
+from kebab_chunk.output.schema import (
+    PARTITION_COLUMN,
+    errors_table,
+    parquet_bytes,
+    rows_table,
+    write_parquet,
+)
 
 __all__ = [
     "CHUNK_COUNTS",

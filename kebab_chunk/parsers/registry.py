@@ -10,7 +10,10 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kebab_chunk.errors import KebabError, ParseError
+from kebab_chunk.errors import (
+    UnknownParserVersionError,
+    UnsupportedMediaTypeError,
+)
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, Parser
 
@@ -87,12 +90,6 @@ _EXTENSIONS: dict[str, str] = {
 }
 
 
-class UnsupportedMediaTypeError(ParseError):
-    """No parser is registered for the document's media type."""
-
-    error_type = "unsupported_media_type"
-
-
 def supported_media_types() -> list[str]:
     return sorted(_REGISTRY)
 
@@ -112,13 +109,6 @@ def detect_media_type(path: str, head: bytes = b"") -> str | None:
             return media_type
     ext = posixpath.splitext(lowered)[1]
     return _EXTENSIONS.get(ext)
-
-
-class UnknownParserVersionError(KebabError, KeyError):
-    """No parser is registered under the requested version label."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message otherwise
-        return str(self.args[0]) if self.args else ""
 
 
 def parser_versions() -> dict[str, tuple[str, ...]]:

@@ -4,7 +4,7 @@
 * :mod:`~kebab_chunk.report.inspect` — summary of a pipeline output (terminal / JSON);
 * :mod:`~kebab_chunk.report.report` — a self-contained HTML report with inline SVG charts;
 * :mod:`~kebab_chunk.report.view` — a document drawn with its chunk spans highlighted;
-* :mod:`~kebab_chunk.report.cli` — the ``inspect``, ``report`` and ``view`` sub-commands.
+* :mod:`~kebab_chunk.cli.report` — the ``inspect``, ``report`` and ``view`` sub-commands.
 
 Submodules are imported on use; importing this package loads nothing heavy.
 """

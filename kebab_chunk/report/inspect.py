@@ -1,7 +1,7 @@
 """``kebab-chunk inspect``: what a pipeline output holds, read from its Parquet and manifest.
 
 :func:`load_output` reads the columns it needs (never the chunk text) with the readers of
-:mod:`kebab_chunk.beam.schema`; :func:`summarize` turns them into a plain JSON-able dict
+:mod:`kebab_chunk.output.schema`; :func:`summarize` turns them into a plain JSON-able dict
 (the ``--json`` output, and the data behind the HTML report); :func:`render_text` draws
 that dict for a terminal; :func:`compare_outputs` says what changed between two outputs.
 
@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kebab_chunk.beam.schema import CHUNK_SCHEMA, ERROR_SCHEMA, read_chunks, read_errors
-from kebab_chunk.diff import OutputDirError, diff_outputs, open_output
+from kebab_chunk.errors import OutputDirError
+from kebab_chunk.output.diff import diff_outputs, open_output
+from kebab_chunk.output.reader import read_chunks, read_errors
+from kebab_chunk.output.schema import CHUNK_SCHEMA, ERROR_SCHEMA
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -73,7 +75,7 @@ def load_output(output: str) -> OutputData:
     """Check ``output`` is a finished run (as ``kebab-chunk diff`` does), then read its
     manifest, the summary columns of its chunks and its error rows.
 
-    Raises :class:`~kebab_chunk.diff.OutputDirError` (one sentence) when it is not.
+    Raises :class:`~kebab_chunk.output.diff.OutputDirError` (one sentence) when it is not.
     """
     path, manifest = open_output(output, "OUTPUT")
     try:
@@ -230,7 +232,7 @@ def compare_outputs(old: OutputData, new: OutputData) -> dict[str, Any]:
 
     The change counts (added / removed / unchanged / modified / relocated, documents
     affected, ``reembed_tokens``: the token volume a downstream embedding store must
-    re-embed) come from :func:`kebab_chunk.diff.diff_outputs`, so the report and
+    re-embed) come from :func:`kebab_chunk.output.diff.diff_outputs`, so the report and
     ``kebab-chunk diff`` always agree.
     """
     diff = diff_outputs(old.path, new.path)

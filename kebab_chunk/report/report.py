@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kebab_chunk.errors import MissingDependencyError
 from kebab_chunk.report._html import esc, page
 from kebab_chunk.report.inspect import OutputData, compare_outputs, summarize, tokens_by_label
 
@@ -34,10 +35,6 @@ __all__ = ["MissingDependencyError", "render_report"]
 _COLOURS = ("#2f6db5", "#e08a1e", "#3a9a5b", "#b5412f", "#7a4fb0", "#5b6b7a")
 _OLD, _NEW = "#9aa3ad", "#2f6db5"
 _BUCKET_COLOURS = {"chunked": "#3a9a5b", "zero_chunks": "#c9b458", "errors": "#c0262d"}
-
-
-class MissingDependencyError(ImportError):
-    """matplotlib is needed for the report's charts; the message says how to install it."""
 
 
 def _figure(width: float, height: float) -> Figure:

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kebab_chunk.beam.schema import read_chunks, read_errors, row_to_chunk, row_to_error
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.reader import read_chunks, read_errors
+from kebab_chunk.output.schema import row_to_chunk, row_to_error
 from kebab_chunk.parsers.registry import parse_document
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""``pipelines.chunk_corpus.main``: option errors are one sentence and exit 2; --overwrite.
+"""``kebab-chunk run`` (kebab_chunk.cli.run): option errors are one sentence, exit 2; --overwrite.
 
 Usage errors are caught on the launching machine, before any pipeline runs, so most of these
 tests take milliseconds; the two --overwrite runs use a two-file corpus.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.beam.write import part_name
-from pipelines.chunk_corpus import main
+from kebab_chunk.cli.run import main
 from tests.beam.helpers import CORPUS, QUIET, output_chunks, quiet_beam, reference_run
 
 quiet_beam()

@@ -16,14 +16,14 @@ from kebab_chunk.beam.coders import (
     encode_chunk,
     row_of,
 )
-from kebab_chunk.beam.schema import (
+from kebab_chunk.model import Chunk, ElementSpan, LineSpan, PageSpan
+from kebab_chunk.output.schema import (
     BATCH_ROWS,
     CHUNK_FILE_SCHEMA,
     chunks_table,
     parquet_bytes,
     rows_table,
 )
-from kebab_chunk.model import Chunk, ElementSpan, LineSpan, PageSpan
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 _ANY_TEXT = st.text(max_size=20)  # lone surrogates included: the JSON form must carry them

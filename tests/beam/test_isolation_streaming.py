@@ -180,8 +180,8 @@ def test_helper_processes_never_import_apache_beam() -> None:
     costs seconds and ~150 MB in every helper otherwise."""
     code = (
         "import pickle, sys\n"
-        "import kebab_chunk.beam.helper, kebab_chunk.beam.tasks\n"
-        "from kebab_chunk.beam.tasks import ChunkTask, ParseChunkTask, ParseTask\n"
+        "import kebab_chunk.runtime.helper, kebab_chunk.runtime.tasks\n"
+        "from kebab_chunk.runtime.tasks import ChunkTask, ParseChunkTask, ParseTask\n"
         "from kebab_chunk.chunkers.registry import get_chunker\n"
         "from kebab_chunk.model import ChunkPolicy\n"
         "from kebab_chunk.parsers.base import ParseLimits\n"

@@ -23,10 +23,12 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.schema import PARTITION_COLUMN, read_chunks, read_errors
+from kebab_chunk.beam.job import run
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.cli.run import parse_args
 from kebab_chunk.model.ids import content_hash
-from pipelines.chunk_corpus import parse_args, run
+from kebab_chunk.output.reader import read_chunks, read_errors
+from kebab_chunk.output.schema import PARTITION_COLUMN
 from tests.beam.helpers import (
     CORPUS,
     QUIET,

@@ -30,7 +30,7 @@ from kebab_chunk.beam.read import (
     read_local,
     uri_path_bytes,
 )
-from kebab_chunk.beam.records import ErrorRecord
+from kebab_chunk.output.records import ErrorRecord
 
 INSIDE = b"# Inside\n\nThe corpus's own text.\n"
 SECRET = b"# Outside\n\nTHE SECRET that must never be read.\n"

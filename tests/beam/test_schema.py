@@ -7,8 +7,18 @@ import typing
 import pyarrow as pa
 import pytest
 
-from kebab_chunk.beam.records import ErrorRecord
-from kebab_chunk.beam.schema import (
+from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.model import (
+    CanonicalDocument,
+    Chunk,
+    ChunkPolicy,
+    LineSpan,
+    PageSpan,
+    SourceSpan,
+)
+from kebab_chunk.model.ids import doc_id
+from kebab_chunk.output.records import ErrorRecord
+from kebab_chunk.output.schema import (
     CHUNK_FILE_SCHEMA,
     CHUNK_SCHEMA,
     ERROR_SCHEMA,
@@ -21,16 +31,6 @@ from kebab_chunk.beam.schema import (
     row_to_chunk,
     row_to_error,
 )
-from kebab_chunk.chunkers.base import make_chunk
-from kebab_chunk.model import (
-    CanonicalDocument,
-    Chunk,
-    ChunkPolicy,
-    LineSpan,
-    PageSpan,
-    SourceSpan,
-)
-from kebab_chunk.model.ids import doc_id
 
 
 def _doc(uri: str) -> CanonicalDocument:

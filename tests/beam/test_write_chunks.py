@@ -11,10 +11,10 @@ from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from kebab_chunk.beam import DocumentOutcome, SourceFile, WriteChunks, WriteManifest
-from kebab_chunk.beam.schema import chunks_table, parquet_bytes
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.schema import chunks_table, parquet_bytes
 from kebab_chunk.parsers.registry import parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
 

@@ -1,7 +1,7 @@
 """WriteChunks' external sort: however rows are spilled and merged, the files are the same.
 
 The reference is the single-buffer path: every chunk of a shard in memory, sorted and
-written with ``parquet_bytes(chunks_table(...))`` (kebab_chunk/beam/schema.py), which
+written with ``parquet_bytes(chunks_table(...))`` (kebab_chunk/output/schema.py), which
 never touches spill files.
 """
 
@@ -19,7 +19,6 @@ from apache_beam.testing.util import assert_that, equal_to
 from kebab_chunk.beam import WriteChunks
 from kebab_chunk.beam.coders import encode_chunk
 from kebab_chunk.beam.locations import RunSetupError, prepare_output, resolve_corpus
-from kebab_chunk.beam.schema import chunks_table, parquet_bytes
 from kebab_chunk.beam.spill import (
     TEMP_PREFIX,
     make_entry,
@@ -30,6 +29,7 @@ from kebab_chunk.beam.spill import (
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.schema import chunks_table, parquet_bytes
 from kebab_chunk.parsers.registry import parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
 

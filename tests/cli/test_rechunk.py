@@ -2,7 +2,7 @@
 the diff beside each run, the runs-folder lock and the refusals.
 
 Runs are real pipeline runs on the DirectRunner (in memory) over five small generated
-Markdown documents, called in this process through ``kebab_chunk.rechunk.main`` with a
+Markdown documents, called in this process through ``kebab_chunk.cli.rechunk.main`` with a
 fixed clock so run names are known; the lock and usage refusals go through the console
 entry point in a child process, so exit status and stderr are exactly what a scheduler sees.
 """
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from kebab_chunk import rechunk
 from kebab_chunk.beam.incremental import DELETED, NEW, RECHUNKED, REUSED
-from kebab_chunk.cli import EXIT_BUSY
+from kebab_chunk.cli import rechunk
+from kebab_chunk.cli.exits import EXIT_BUSY
 from tests.beam.helpers import QUIET, quiet_beam, subprocess_env
 from tests.incremental.corpus import edit_one_paragraph, write_corpus
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from kebab_chunk.beam.schema import read_chunks, read_errors
+from kebab_chunk.output.reader import read_chunks, read_errors
 from tests.engines import provision
 from tests.engines.conftest import Mixed, Output, assert_same_output, kebab_run
 from tests.engines.flink import flink_cluster

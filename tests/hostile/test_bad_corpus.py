@@ -32,9 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from kebab_chunk.beam.schema import read_chunks, read_errors, row_to_chunk, row_to_error
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.reader import read_chunks, read_errors
+from kebab_chunk.output.schema import row_to_chunk, row_to_error
 from kebab_chunk.parsers.registry import parse_document
 from tests.beam.helpers import (
     CORPUS,

@@ -18,7 +18,8 @@ import pytest
 from apache_beam.metrics.metric import MetricsFilter
 
 from kebab_chunk.beam import metrics
-from pipelines.chunk_corpus import parse_args, run
+from kebab_chunk.beam.job import run
+from kebab_chunk.cli.run import parse_args
 from tests.beam.helpers import CORPUS, QUIET, quiet_beam
 from tests.beam.runners import CONFIGS
 from tests.incremental.corpus import copy_corpus, edit_one_paragraph, markdown_doc, write_corpus

@@ -1,4 +1,4 @@
-"""The reuse rule of ``--previous``, one condition at a time, on the DoFn itself (no runner).
+"""The reuse rule of ``--previous``, one condition at a time, as the pure function it is.
 
 Records are made by the real parser and chunker, so a "previous record" here is exactly
 what an earlier run would have written. The pipeline folds them into a ``Summary`` and
@@ -13,25 +13,24 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
-from apache_beam import pvalue
 
-from kebab_chunk.beam.incremental import (
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
+from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.output.records import DocumentOutcome, RawDocument
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
+from kebab_chunk.runtime.reuse import (
     CARRY_BUCKET,
     DELETED,
     NEW,
     RECHUNKED,
     REUSED,
     PreviousRun,
+    ReuseRule,
     Summary,
-    _DecideFn,
     carry_key,
     carry_keys,
 )
-from kebab_chunk.beam.records import DocumentOutcome, RawDocument, SourceFile
-from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
-from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
-from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
 
 POLICY = ChunkPolicy()
 URI = "guide.md"
@@ -71,7 +70,7 @@ def _decide(
     labels: tuple[str, ...] | None = None,
     parsers: ParserChoice | None = None,
 ) -> tuple[list[str], list[Any], list[Chunk], list[DocumentOutcome]]:
-    fn = _DecideFn(previous or _previous(), labels, POLICY.policy_hash, parsers or ParserChoice())
+    rule = ReuseRule(previous or _previous(), labels, POLICY.policy_hash, parsers or ParserChoice())
     chunks = list(chunks)
     run_labels = {"md-heading-v1", *(labels or ())}
     seen = [
@@ -82,22 +81,16 @@ def _decide(
         )
         for c in chunks
     ] + [(None, p, 0) for p in prints]
-    grouped = {
-        "files": [SourceFile(URI, "text/markdown", len(RAW))] if files else [],
-        "raw": [] if raw is None else [RawDocument(URI, "text/markdown", content_hash(raw), raw)],
-        "summary": [Summary.of(seen)] if seen else [],
-        "errors": [True] if errored else [],
-    }
-    decisions, to_parse, keys, outcomes = [], [], set(), []
-    for item in fn.process((doc_id(URI), grouped)):
-        if not isinstance(item, pvalue.TaggedOutput):
-            to_parse.append(item)
-        elif item.tag == "decisions":
-            decisions.append(item.value)
-        elif item.tag == "carry":
-            keys.add(item.value[0])
-        else:
-            outcomes.append(item.value)
+    summary = Summary.of(seen) if seen else None
+    document = None if raw is None else RawDocument(URI, "text/markdown", content_hash(raw), raw)
+    decision = rule.decide(matched=files, raw=document, summary=summary, errored=errored)
+    decisions = [] if decision.name is None else [decision.name]
+    to_parse = [document] if decision.name in (RECHUNKED, NEW) else []
+    keys: set[tuple[str, str, int]] = set()
+    outcomes: list[DocumentOutcome] = []
+    if decision.name == REUSED and summary is not None and document is not None:
+        keys = set(carry_keys(doc_id(URI), summary, dict(decision.carried)))
+        outcomes = [rule.outcome(document, decision.carried)]
     carried = [c for c in chunks if carry_key(c) in keys]
     return decisions, to_parse, carried, outcomes
 

@@ -13,15 +13,10 @@ from typing import Any
 
 import pytest
 
-from kebab_chunk.beam.schema import SCHEMA_VERSION
-from kebab_chunk.diff import (
-    EXIT_CHANGED,
-    EXIT_USAGE,
-    add_diff_parser,
-    cmd_diff,
-    compare_label,
-    diff_outputs,
-)
+from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
+from kebab_chunk.cli.exits import EXIT_CHANGED, EXIT_USAGE
+from kebab_chunk.output.diff import compare_label, diff_outputs
+from kebab_chunk.output.schema import SCHEMA_VERSION
 from tests.beam.helpers import output_chunks
 from tests.incremental.conftest import CHANGED, Runs
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.chunk_corpus import main
+from kebab_chunk.cli.run import main
 from tests.beam.helpers import CORPUS, QUIET, quiet_beam
 
 quiet_beam()

@@ -131,7 +131,7 @@ def test_chunker_warnings_and_log_lines_stay_short_with_a_huge_header_cell(
 
 
 def test_error_rows_carry_a_bounded_message() -> None:
-    from kebab_chunk.beam.records import ErrorRecord
+    from kebab_chunk.output.records import ErrorRecord
 
     row = ErrorRecord("t.json", "parse", "parse_error", "bad key " + "k" * HUGE)
     assert row.message.startswith("bad key kkk") and len(row.message) <= MAX_MESSAGE_CHARS

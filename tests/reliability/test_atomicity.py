@@ -43,7 +43,7 @@ def hold(self, summary, written):
 
 if __name__ == "__main__":  # helper processes import the main module (forkserver)
     manifest._WriteManifestFn.process = hold
-    from pipelines.chunk_corpus import main
+    from kebab_chunk.cli.run import main
 
     sys.exit(main(sys.argv[2:]))
 """

@@ -37,7 +37,7 @@ from kebab_chunk.beam.locations import (
     prepare_output,
     resolve_corpus,
 )
-from pipelines.chunk_corpus import main
+from kebab_chunk.cli.run import main
 from tests.beam.helpers import QUIET, REPO, quiet_beam, subprocess_env
 from tests.reliability.test_atomicity import _LAUNCHER
 
@@ -263,7 +263,8 @@ def test_remote_outputs_are_not_claimed(corpus: Path) -> None:
 
 def test_run_as_a_library_takes_the_claim(corpus: Path, tmp_path: Path) -> None:
     from kebab_chunk.beam.claim import claim_output
-    from pipelines.chunk_corpus import parse_args, run
+    from kebab_chunk.beam.job import run
+    from kebab_chunk.cli.run import parse_args
 
     out = tmp_path / "out"
     config, beam_args = parse_args(["--input", str(corpus), "--output", str(out), *QUIET])

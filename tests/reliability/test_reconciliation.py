@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.beam.read import portable_uri
-from kebab_chunk.beam.schema import read_chunks, read_errors
+from kebab_chunk.output.reader import read_chunks, read_errors
 from tests.beam.helpers import QUIET, REPO, subprocess_env
 
 pytestmark = pytest.mark.slow

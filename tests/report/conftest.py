@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kebab_chunk.beam.records import ErrorRecord
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.records import ErrorRecord
 from tests.report.helpers import CORPUS, chunks_with_tokens, make_doc, run_pipeline, write_output
 
 #: Small target and an overlap, so the corpus PDFs give overlapping page slices.

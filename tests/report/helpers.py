@@ -4,7 +4,7 @@
   of :class:`Node` with the standard library's parser, so tests can query classes and
   ``data-*`` attributes and read text exactly as the DOM holds it.
 * :func:`write_output` writes a pipeline-shaped output (Parquet part files via
-  :mod:`kebab_chunk.beam.schema`, a manifest via :mod:`kebab_chunk.beam.manifest`'s own
+  :mod:`kebab_chunk.output.schema`, a manifest via :mod:`kebab_chunk.beam.manifest`'s own
   builders) from chunks the test made by hand, so summaries can be checked against numbers
   computed by hand.
 * :func:`run_cli` runs the sub-commands through their ``add_*_parser`` / ``cmd_*`` pair.
@@ -23,12 +23,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from kebab_chunk.beam.manifest import MANIFEST_NAME, manifest_header, summarise
-from kebab_chunk.beam.records import ErrorRecord
-from kebab_chunk.beam.schema import chunks_table, errors_table, parquet_bytes
 from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.cli import report as report_cli
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, LineSpan, ParagraphBlock
 from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.report import cli as report_cli
+from kebab_chunk.output.records import ErrorRecord
+from kebab_chunk.output.schema import chunks_table, errors_table, parquet_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "fixtures" / "corpus"
@@ -230,7 +230,8 @@ def run_cli(argv: Sequence[str]) -> CliResult:
 
 def run_pipeline(corpus: Path, output: Path, *extra: str) -> Path:
     """Run the real Beam pipeline (DirectRunner) over ``corpus`` into ``output``."""
-    from pipelines.chunk_corpus import parse_args, run
+    from kebab_chunk.beam.job import run
+    from kebab_chunk.cli.run import parse_args
 
     logging.getLogger().setLevel(logging.WARNING)
     logging.getLogger("apache_beam").setLevel(logging.WARNING)

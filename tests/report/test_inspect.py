@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kebab_chunk.beam.manifest import MANIFEST_NAME
-from kebab_chunk.beam.records import ErrorRecord
-from kebab_chunk.beam.schema import read_chunks
-from kebab_chunk.diff import diff_outputs
+from kebab_chunk.output.diff import diff_outputs
+from kebab_chunk.output.reader import read_chunks
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.report.inspect import (
     compare_outputs,
     load_output,

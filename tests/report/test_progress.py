@@ -144,7 +144,7 @@ def test_kebab_chunk_run_shows_progress_on_a_terminal(
     import io
     import json
 
-    from pipelines.chunk_corpus import main as run_main
+    from kebab_chunk.cli.run import main as run_main
 
     class _Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kebab_chunk.beam.records import ErrorRecord
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.report.inspect import load_output
 from kebab_chunk.report.report import render_report
 from tests.report.conftest import POLICY, synthetic_parts

@@ -21,10 +21,8 @@ how the incremental pipeline checks its ``--previous`` directory on the launchin
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,17 +31,14 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
-from kebab_chunk.beam.schema import CHUNK_FILE_SCHEMA, PARTITION_COLUMN, SCHEMA_VERSION
-from kebab_chunk.errors import KebabError
+from kebab_chunk.errors import OutputDirError
+from kebab_chunk.output.layout import MANIFEST_NAME
+from kebab_chunk.output.schema import CHUNK_FILE_SCHEMA, PARTITION_COLUMN, SCHEMA_VERSION
 
 __all__ = [
-    "EXIT_CHANGED",
-    "EXIT_USAGE",
     "LabelDiff",
     "OutputDiff",
     "OutputDirError",
-    "add_diff_parser",
-    "cmd_diff",
     "diff_outputs",
     "format_diff",
     "label_partitions",
@@ -51,8 +46,6 @@ __all__ = [
     "open_output",
 ]
 
-EXIT_CHANGED, EXIT_USAGE = 1, 2
-MANIFEST_NAME = "manifest.json"  # mirrors kebab_chunk.beam.manifest (which imports Beam)
 _CONTENT = ("text", "heading_path", "captions", "token_estimate")
 _METADATA = (
     "doc_id",
@@ -66,10 +59,6 @@ _METADATA = (
 _COLUMNS = ("chunk_id", *_CONTENT, *_METADATA)
 #: How many affected documents the text report names before "and N more".
 _LISTED = 10
-
-
-class OutputDirError(KebabError, ValueError):
-    """A directory given as a kebab-chunk output is missing, incomplete or unreadable."""
 
 
 def normalise_path(path: str) -> str:
@@ -314,37 +303,3 @@ def format_diff(diff: OutputDiff) -> str:
         lines.append("  no chunk partitions in either output")
     lines.append("  result: " + ("changed" if diff.changed else "no changes"))
     return "\n".join(lines)
-
-
-def add_diff_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``diff`` on the ``kebab-chunk`` sub-command parser; returns its parser."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "diff",
-        help="compare two pipeline outputs: chunk ids added/removed/unchanged per label",
-        description="Compare the chunks of two kebab-chunk outputs per chunker label: ids "
-        "added, removed, unchanged and modified, documents affected, and the token volume "
-        "to re-embed.",
-    )
-    p.add_argument("old", metavar="OLD_OUTPUT", help="the earlier run's --output directory")
-    p.add_argument("new", metavar="NEW_OUTPUT", help="the later run's --output directory")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument(
-        "--fail-if-changed",
-        action="store_true",
-        help=f"exit with status {EXIT_CHANGED} when anything differs (for CI gates)",
-    )
-    return p
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    """Run ``kebab-chunk diff``; returns the exit status (2 on a bad output directory)."""
-    try:
-        diff = diff_outputs(args.old, args.new)
-    except OutputDirError as exc:
-        print(f"kebab-chunk diff: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.json:
-        print(json.dumps(diff.to_json(), indent=2, ensure_ascii=False))
-    else:
-        print(format_diff(diff))
-    return EXIT_CHANGED if args.fail_if_changed and diff.changed else 0

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kebab_chunk._cli_io import UsageError, read_input, source_uri_for
+from kebab_chunk.cli._io import UsageError, read_input, source_uri_for
+from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from kebab_chunk.errors import KebabError
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "cmd_view",
 ]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULT_TOP = 5
 
 
@@ -149,7 +149,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from kebab_chunk.cli import add_policy_arguments  # lazy: kebab_chunk.cli imports this module
+    from kebab_chunk.cli._options import add_policy_arguments
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "view",
@@ -189,7 +189,8 @@ def _default_label(media_type: str) -> str:
 def _chunks_from_output(output: str, source_uri: str, label: str) -> list[Any]:
     import pyarrow.compute as pc
 
-    from kebab_chunk.beam.schema import read_chunks, row_to_chunk
+    from kebab_chunk.output.reader import read_chunks
+    from kebab_chunk.output.schema import row_to_chunk
 
     try:
         table = read_chunks(output)
@@ -209,7 +210,7 @@ def _chunks_from_output(output: str, source_uri: str, label: str) -> list[Any]:
 
 def cmd_view(args: argparse.Namespace) -> int:
     from kebab_chunk.chunkers.registry import get_chunker
-    from kebab_chunk.cli import policy_from_args
+    from kebab_chunk.cli._options import policy_from_args
     from kebab_chunk.parsers import parse_document
     from kebab_chunk.report.view import render_view
 

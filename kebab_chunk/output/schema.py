@@ -20,11 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from kebab_chunk.beam.records import ErrorRecord
 from kebab_chunk.model import SPAN_ADAPTER, Chunk, SourceSpan
+from kebab_chunk.output.records import ErrorRecord
 
 __all__ = [
     "BATCH_ROWS",
@@ -40,8 +39,6 @@ __all__ = [
     "error_to_row",
     "errors_table",
     "parquet_bytes",
-    "read_chunks",
-    "read_errors",
     "row_to_chunk",
     "row_to_error",
     "rows_table",
@@ -121,7 +118,7 @@ def _span_to_row(span: SourceSpan) -> dict[str, Any]:
     if extra:
         raise ValueError(
             f"span kind {data.get('kind')!r} has fields {sorted(extra)} that SPAN_TYPE lacks; "
-            "add them to kebab_chunk/beam/schema.py with a new SCHEMA_VERSION."
+            "add them to kebab_chunk/output/schema.py with a new SCHEMA_VERSION."
         )
     return {name: data.get(name) for name in _SPAN_FIELDS}
 
@@ -227,29 +224,3 @@ def write_parquet(table: pa.Table, sink: Any) -> None:
     pq.write_table(
         table, sink, compression="zstd", write_batch_size=WRITE_BATCH_ROWS, memory_pool=_POOL
     )
-
-
-def _join(root: str, *parts: str) -> str:
-    return "/".join([root.rstrip("/"), *parts])
-
-
-def read_chunks(output: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read ``OUTPUT/chunks`` as one table with the ``chunker_version`` column restored."""
-    partitioning = pads.partitioning(
-        pa.schema([pa.field(PARTITION_COLUMN, pa.string())]), flavor="hive"
-    )
-    dataset = pads.dataset(
-        _join(output, "chunks"),
-        format="parquet",
-        partitioning=partitioning,
-        schema=CHUNK_FILE_SCHEMA.append(pa.field(PARTITION_COLUMN, pa.string())),
-    )
-    table = dataset.to_table(columns=list(columns) if columns else None)
-    if columns:
-        return table
-    return table.select(CHUNK_SCHEMA.names)
-
-
-def read_errors(output: str) -> pa.Table:
-    """Read ``OUTPUT/errors`` as one table."""
-    return pads.dataset(_join(output, "errors"), format="parquet", schema=ERROR_SCHEMA).to_table()

@@ -16,11 +16,11 @@ What docs/scheduling.md used to ask users to script, as one command:
 3. The new run goes to ``DIR/<UTC stamp>`` (``20261124T213000Z``). If that name exists
    already (a run started in the same second, or the clock went back), the command
    refuses (exit 2) and changes nothing; retrying a second later gets a fresh stamp.
-4. The job is ``kebab-chunk run`` itself (pipelines/chunk_corpus.py ``main``), in this
+4. The job is ``kebab-chunk run`` itself (kebab_chunk/cli/run.py ``main``), in this
    process, with every other option passed through unchanged; ``--input``, ``--output``
    and ``--previous`` are chosen here and refused on the command line.
 5. Only when the run exits 0 and its manifest says the accounting closes: the diff
-   against the previous run (kebab_chunk/diff.py, JSON as ``kebab-chunk diff --json``
+   against the previous run (kebab_chunk/output/diff.py, JSON as ``kebab-chunk diff --json``
    prints it) is written to ``DIR/<stamp>.diff.json``, and then ``DIR/latest`` is
    replaced. Both writes are atomic: locally a temporary file, fsync and rename; remotely
    one object written through Beam's ``FileSystems`` (an object appears only when whole).
@@ -43,11 +43,11 @@ from typing import NoReturn
 
 from apache_beam.io.filesystems import FileSystems
 
-from kebab_chunk._cli_io import UsageError
 from kebab_chunk.beam.claim import ClaimBusyError, claim_directory
-from kebab_chunk.cli import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
-from kebab_chunk.diff import OutputDirError, diff_outputs, open_output
-from kebab_chunk.errors import KebabError
+from kebab_chunk.cli._io import UsageError
+from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
+from kebab_chunk.errors import KebabError, OutputDirError
+from kebab_chunk.output.diff import diff_outputs, open_output
 
 __all__ = [
     "DIFF_SUFFIX",
@@ -234,7 +234,7 @@ def _rechunk(
         _say(str(exc))
         return EXIT_USAGE
 
-    from pipelines.chunk_corpus import main as run_main
+    from kebab_chunk.cli.run import main as run_main
 
     run_argv = ["--input", corpus, "--output", run_dir, *rest]
     if previous is not None:

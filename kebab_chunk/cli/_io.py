@@ -6,13 +6,12 @@ Both raise :class:`UsageError`, whose message is the one sentence the CLI prints
 from __future__ import annotations
 
 import os
+import traceback
 from pathlib import Path
 
-__all__ = ["UsageError", "read_input", "source_uri_for"]
+from kebab_chunk.errors import UsageError
 
-
-class UsageError(Exception):
-    """A user error that ends the command with one sentence and exit status 2."""
+__all__ = ["UsageError", "print_debug", "read_input", "source_uri_for"]
 
 
 def source_uri_for(path: str, root: str | None) -> str:
@@ -37,3 +36,9 @@ def read_input(path: str) -> bytes:
         raise UsageError(f"{path} is a directory; pass files (or use 'kebab-chunk run')") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def print_debug(debug: bool) -> None:
+    """With --debug, print the traceback of the exception being handled."""
+    if debug:
+        traceback.print_exc()

@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kebab_chunk.beam.records import DocumentOutcome, ErrorRecord, RawDocument
 from kebab_chunk.chunkers.base import Chunker
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
+from kebab_chunk.output.records import DocumentOutcome, ErrorRecord, RawDocument
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
 

@@ -1,0 +1,170 @@
+# mypy: disallow-untyped-calls=False
+# (Beam ships partial type hints: its transforms are untyped callables.)
+"""The chunking job as one Beam pipeline: corpus -> versioned chunks, errors, manifest.
+
+``RunConfig`` is everything that shapes a run (validated on the launching machine by
+``kebab_chunk/cli/run.py``); ``build_pipeline`` wires the transforms of this package
+into a pipeline; ``run`` claims and prepares the output and runs the job to the end.
+Every other argument is a standard Beam pipeline option, so the same job runs on the
+DirectRunner, Flink, Spark, Prism or Dataflow (docs/runners.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.runner import PipelineResult
+
+from kebab_chunk.beam import (
+    ParseAndChunk,
+    ReadCorpus,
+    WriteChunks,
+    WriteErrors,
+    WriteManifest,
+    manifest_header,
+    run_labels,
+)
+from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
+from kebab_chunk.beam.claim import claim_output
+from kebab_chunk.beam.incremental import (
+    PreviousRun,
+    load_previous,
+    reuse_previous,
+)
+from kebab_chunk.beam.locations import CorpusLocation, prepare_output
+from kebab_chunk.beam.manifest import run_info
+from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
+from kebab_chunk.beam.progress import ReportProgress
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.report.progress import Progress
+
+__all__ = [
+    "DEFAULT_PARSERS",
+    "RunConfig",
+    "build_pipeline",
+    "execute",
+    "limit_options",
+    "load_previous_run",
+    "run",
+]
+
+DEFAULT_PARSERS = ParserChoice()
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that shapes a run, validated on the launching machine."""
+
+    input: str
+    output: str
+    corpus: CorpusLocation
+    labels: tuple[str, ...] | None  # None: the defaults per media type
+    policy: ChunkPolicy
+    max_file_bytes: int
+    parse_timeout_s: float
+    overwrite: bool
+    previous: PreviousRun | None = None  # --previous: reuse what did not change
+    # Isolation and limits (see docs/limits.md); defaults keep older callers working.
+    limits: ParseLimits = DEFAULT_LIMITS
+    chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    parsers: ParserChoice = DEFAULT_PARSERS  # --parsers: versions other than the defaults
+
+
+def limit_options(config: RunConfig) -> dict[str, Any]:
+    """The manifest's record of the isolation budgets and parse limits of a run."""
+    return {
+        "chunk_timeout_s": config.chunk_timeout_s,
+        "max_memory_mb": config.max_memory_mb,
+        "max_pages": config.limits.max_pages,
+        "max_blocks": config.limits.max_blocks,
+        "max_nesting": config.limits.max_nesting,
+    }
+
+
+def load_previous_run(previous: str | None, output: str) -> PreviousRun | None:
+    """``--previous`` checked on the launching machine (OutputDirError: one sentence)."""
+    return load_previous(previous, output=output) if previous is not None else None
+
+
+def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
+    """Wire the transforms; ``output`` is the prepared (normalised) output path."""
+    labels = run_labels(config.labels)
+    read = p | "Read corpus" >> ReadCorpus(config.corpus, max_file_bytes=config.max_file_bytes)
+    reuse = reuse_previous(config.previous, read, config.labels, config.policy, config.parsers)
+    chunked = reuse.documents | "Parse and chunk documents" >> ParseAndChunk(
+        config.labels,
+        config.policy,
+        parse_fn=config.parsers,
+        parse_timeout_s=config.parse_timeout_s,
+        chunk_timeout_s=config.chunk_timeout_s,
+        limits=config.limits,
+        max_memory_mb=config.max_memory_mb,
+    )
+    # WriteChunks also enforces one record per (label, chunk_id): chunks are grouped once.
+    stored = reuse.with_chunks(chunked["chunks"]) | "Write chunks" >> WriteChunks(output, labels)
+    errors = (
+        read["errors"],
+        chunked["parse_errors"],
+        chunked["chunk_errors"],
+        stored["errors"],
+    ) | "Collect errors" >> beam.Flatten()
+    written = (
+        stored["written"],
+        errors | "Write errors" >> WriteErrors(output),
+    ) | "Collect written files" >> beam.Flatten()
+    header = manifest_header(
+        labels=labels,
+        requested=config.labels,
+        policy=config.policy,
+        max_file_bytes=config.max_file_bytes,
+        parse_timeout_s=config.parse_timeout_s,
+    )
+    header["options"].update(limit_options(config))
+    header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
+    header["parsers"] = config.parsers.effective()
+    info = run_info(
+        input_path=config.input,
+        output=output,
+        pipeline_options=p.options.get_all_options(drop_default=True),
+    )
+    outcomes = reuse.with_outcomes(chunked["outcomes"])
+    _ = {
+        "files": read["files"],
+        "outcomes": outcomes,
+        "file_errors": (read["errors"], chunked["parse_errors"])
+        | "Collect file errors" >> beam.Flatten(),
+    } | "Report progress" >> ReportProgress()
+    _ = {
+        "files": read["files"],
+        "outcomes": outcomes,
+        "chunk_counts": stored["chunk_counts"],
+        "errors": errors,
+        "written": written,
+        **reuse.manifest_inputs(),
+    } | "Write manifest" >> WriteManifest(output, header, info)
+
+
+def run(config: RunConfig, beam_args: Sequence[str]) -> tuple[PipelineResult, str]:
+    """Claim and prepare the output, run the job to completion; returns the result and
+    output path. The claim (kebab_chunk/beam/claim.py) keeps other runs out until the end."""
+    with claim_output(config.output, corpus=config.corpus):
+        output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+        return execute(config, beam_args, output), output
+
+
+def execute(config: RunConfig, beam_args: Sequence[str], output: str) -> PipelineResult:
+    """Build and run the pipeline into a prepared ``output``; waits until it finishes."""
+    p = beam.Pipeline(options=PipelineOptions(list(beam_args)))
+    build_pipeline(p, config, output)
+    # On a TTY (and not in CI) a local run shows files done / matched and errors so far.
+    with Progress() as progress, progress.activate():
+        result = p.run()
+        result.wait_until_finish()
+    return result

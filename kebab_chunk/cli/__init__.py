@@ -1,0 +1,136 @@
+"""The ``kebab-chunk`` command line.
+
+Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
+``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
+pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled run into
+a runs folder, :mod:`kebab_chunk.cli.rechunk`). Every user error is one
+sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
+``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
+document that ``run`` accepts with a raised limit can also be looked at on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from kebab_chunk.cli._io import UsageError, print_debug
+from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_chunkers
+from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
+from kebab_chunk.cli.exits import EXIT_DATA, EXIT_USAGE
+from kebab_chunk.cli.parse import add_parse_parser, cmd_parse
+from kebab_chunk.cli.report import (
+    add_inspect_parser,
+    add_report_parser,
+    add_view_parser,
+    cmd_inspect,
+    cmd_report,
+    cmd_view,
+)
+from kebab_chunk.errors import KebabError
+
+__all__ = ["main"]
+
+
+def _not_apitools_notice(record: logging.LogRecord) -> bool:
+    # Beam logs this on import whenever the optional GCP client libraries are absent; it is
+    # noise for local and non-GCP runs, and it would break the CLI's one-line error output.
+    return "apitools not found" not in record.getMessage()
+
+
+# Installed before any command imports Beam (``run`` and ``rechunk`` do, lazily).
+logging.getLogger().addFilter(_not_apitools_notice)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad option in one sentence instead of a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"kebab-chunk: {message}; see '{self.prog} --help'.\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="kebab-chunk", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an error print the traceback, not one sentence (any position)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    add_chunk_parsers(sub)
+    add_parse_parser(sub)
+    add_inspect_parser(sub)
+    add_report_parser(sub)
+    add_view_parser(sub)
+    add_diff_parser(sub)
+
+    sub.add_parser(
+        "run",
+        help="run the Beam pipeline over a corpus (see 'kebab-chunk run --help')",
+        add_help=False,
+    )
+    sub.add_parser(
+        "rechunk",
+        help="run the pipeline into RUNS/<UTC stamp> with the last good run as --previous, "
+        "then move RUNS/latest (see 'kebab-chunk rechunk --help')",
+        add_help=False,
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+    if debug and argv and argv[0] in ("run", "rechunk"):
+        argv.append("--debug")  # the pipeline's own option
+    if argv and argv[0] == "rechunk":
+        from kebab_chunk.cli.rechunk import main as rechunk_main
+
+        return rechunk_main(argv[1:])
+    if argv and argv[0] == "run":
+        from kebab_chunk.cli.run import main as run_main
+
+        status: int = run_main(argv[1:])
+        return status
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "chunkers":
+            return cmd_chunkers()
+        commands = {
+            "parse": cmd_parse,
+            "chunk": cmd_chunk,
+            "diff": cmd_diff,
+            "inspect": cmd_inspect,
+            "report": cmd_report,
+            "view": cmd_view,
+        }
+        return commands[args.command](args)
+    except (UsageError, KebabError) as exc:
+        print_debug(debug)
+        message = str(exc).rstrip(".")
+        sys.stderr.write(f"kebab-chunk: {message}.\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
+    except Exception as exc:  # unforeseen: still one sentence, the traceback on request
+        print_debug(debug)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        sys.stderr.write(
+            f"kebab-chunk: unexpected {type(exc).__name__}: {first}; rerun with --debug for "
+            "the traceback.\n"
+        )
+        return EXIT_DATA
+
+
+def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """Remove ``--debug`` from anywhere before the first ``--``; report whether it was there."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    return [a for i, a in enumerate(argv) if i >= end or a != "--debug"], debug
+
+

@@ -1,0 +1,67 @@
+"""``kebab-chunk chunk FILE... --chunker LABEL`` (chunk records as JSON Lines) and
+``kebab-chunk chunkers`` (the registered labels and what each accepts)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.cli._io import read_input, source_uri_for
+from kebab_chunk.cli._options import (
+    add_limit_arguments,
+    add_parsers_argument,
+    add_policy_arguments,
+    limits_from_args,
+    parse_error_sentence,
+    policy_from_args,
+)
+from kebab_chunk.cli.exits import EXIT_DATA
+from kebab_chunk.errors import ParseError
+from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.report.progress import Progress
+
+__all__ = ["add_chunk_parsers", "cmd_chunk", "cmd_chunkers"]
+
+
+def add_chunk_parsers(subparsers: Any) -> None:
+    subparsers.add_parser(
+        "chunkers", help="list the registered chunker labels and what they accept"
+    )
+    p = subparsers.add_parser("chunk", help="print chunk records of files as JSON Lines")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--chunker", required=True, metavar="LABEL")
+    p.add_argument("--root", help="make source_uri relative to this directory")
+    add_parsers_argument(p)
+    add_policy_arguments(p)
+    add_limit_arguments(p)
+
+
+def cmd_chunkers() -> int:
+    for label in registered_labels():
+        print(f"{label}\t{get_chunker(label).accepts_description}")
+    return 0
+
+
+def cmd_chunk(args: argparse.Namespace) -> int:
+    """Chunk every file; a file that fails to parse is reported and skipped (exit 1)."""
+    chunker = get_chunker(args.chunker)
+    policy = policy_from_args(args)
+    limits = limits_from_args(args)
+    parse = ParserChoice.from_option(args.parsers)
+    inputs = [(read_input(path), source_uri_for(path, args.root)) for path in args.files]
+    status = 0
+    with Progress(total=len(inputs)) as progress:
+        for raw, uri in inputs:
+            try:
+                doc = parse(raw, uri, limits=limits)
+            except ParseError as exc:
+                sys.stderr.write(f"kebab-chunk: {parse_error_sentence(exc)}.\n")  # names the file
+                status = EXIT_DATA
+                progress.advance(error=True)
+                continue
+            for record in chunker.chunk(doc, policy):
+                sys.stdout.write(record.model_dump_json() + "\n")
+            progress.advance()
+    return status

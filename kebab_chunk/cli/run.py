@@ -1,0 +1,370 @@
+# mypy: disallow-untyped-calls=False
+# (Beam ships partial type hints: its transforms are untyped callables.)
+"""``kebab-chunk run``: options, the run summary, exit codes and signals of the job.
+
+Run it as ``kebab-chunk run ...`` or ``python -m pipelines.chunk_corpus ...``. Options of
+our own are parsed here into a ``RunConfig``; every other argument is a standard Beam
+pipeline option (``--runner``, ``--direct_running_mode``, ``--job_endpoint``,
+``--project``, ...), passed through unchanged, so the same command runs on the
+DirectRunner, Flink, Spark or Dataflow. The job itself is ``kebab_chunk/beam/job.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import Any, NoReturn
+
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.runner import PipelineState
+
+from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
+from kebab_chunk.beam.claim import claim_output
+from kebab_chunk.beam.incremental import (
+    incremental_summary,
+)
+from kebab_chunk.beam.job import RunConfig, execute, load_previous_run
+from kebab_chunk.beam.locations import prepare_output, resolve_corpus
+from kebab_chunk.beam.manifest import MANIFEST_NAME
+from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
+from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
+from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.cli._io import print_debug
+from kebab_chunk.cli._options import add_limit_arguments, limits_from_args
+from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
+from kebab_chunk.errors import KebabError, UsageError
+from kebab_chunk.model import ChunkPolicy, make_policy
+from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
+
+__all__ = ["main", "parse_args"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; run with --help for the options.")
+
+
+def _arg_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="kebab-chunk run",
+        allow_abbrev=False,
+        description="Chunk a corpus into versioned, content-addressed Parquet records. "
+        "Any other --option is a standard Apache Beam pipeline option (e.g. --runner, "
+        "--direct_running_mode, --direct_num_workers, --job_endpoint, --project).",
+    )
+    p.add_argument(
+        "--input", required=True, help="corpus directory, glob or file (local, gs:// or s3://)"
+    )
+    p.add_argument(
+        "--output",
+        required=True,
+        help="output directory: chunks/, errors/ and manifest.json are written there",
+    )
+    p.add_argument(
+        "--chunkers",
+        default=None,
+        help="comma-separated chunker labels "
+        "(default: md-heading-v1 for Markdown/text, pdf-page-v1 for PDF)",
+    )
+    p.add_argument(
+        "--parsers",
+        default=None,
+        help="comma-separated parser versions to use instead of the defaults for the media "
+        "types they read (e.g. md-mistune-v1; default: md-pyromark-v1 for Markdown)",
+    )
+    defaults = ChunkPolicy()
+    p.add_argument(
+        "--target-tokens",
+        type=int,
+        default=None,
+        help=f"chunk size target in tokens (default {defaults.target_tokens})",
+    )
+    p.add_argument(
+        "--overlap-tokens",
+        type=int,
+        default=None,
+        help=f"tokens shared by neighbouring chunks (default {defaults.overlap_tokens})",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="hard cap of token-aware chunkers (default: the tokenizer's limit)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        default=None,
+        help="token counter: bytes-3 (default), hf:<name or tokenizer.json>, tiktoken:<encoding>",
+    )
+    p.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=DEFAULT_MAX_FILE_BYTES,
+        help="larger files become error rows without being read (default %(default)s)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a previous output in --output (all of it)"
+    )
+    p.add_argument(
+        "--previous",
+        default=None,
+        metavar="PREV_OUTPUT",
+        help="an earlier run's output: documents whose bytes, parser, chunker label and "
+        "policy are unchanged are not parsed again, their records are carried forward",
+    )
+    _add_budget_arguments(p)
+    return p
+
+
+def _add_budget_arguments(p: argparse.ArgumentParser) -> None:
+    """Per-document isolation budgets and parse limits (docs/limits.md), and --debug."""
+    p.add_argument(
+        "--chunk-timeout-s",
+        type=float,
+        default=DEFAULT_CHUNK_TIMEOUT_S,
+        help="per-document chunking time budget in seconds, all labels together "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--max-memory-mb",
+        type=int,
+        default=DEFAULT_MAX_MEMORY_MB,
+        help="memory a parse or chunk helper process may add per document before the "
+        "document becomes an error row (default %(default)s; Linux)",
+    )
+    add_limit_arguments(p)
+    p.add_argument(
+        "--debug", action="store_true", help="print the traceback of an error, not one sentence"
+    )
+
+
+def _limit_fields(known: argparse.Namespace) -> dict[str, Any]:
+    """The validated RunConfig fields of ``_add_budget_arguments``; UsageError if out of range."""
+    if not known.chunk_timeout_s > 0:
+        raise UsageError(f"--chunk-timeout-s must be > 0, got {known.chunk_timeout_s}.")
+    if known.max_memory_mb <= 0:
+        raise UsageError(f"--max-memory-mb must be > 0, got {known.max_memory_mb}.")
+    return {
+        "limits": limits_from_args(known),
+        "chunk_timeout_s": known.chunk_timeout_s,
+        "max_memory_mb": known.max_memory_mb,
+    }
+
+
+def _check_beam_args(beam_args: Sequence[str]) -> None:
+    """Refuse arguments no Beam option knows, instead of Beam's silent discard."""
+    try:
+        from apache_beam.options.pipeline_options import _BeamArgumentParser
+    except ImportError:  # pragma: no cover - a future Beam without the private parser
+        return
+
+    class _Strict(_BeamArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (an Apache Beam option); run with --help for usage.")
+
+    parser = _Strict(allow_abbrev=False)
+    seen: dict[str, type] = {}
+    for cls in PipelineOptions.__subclasses__():
+        seen.setdefault(str(cls), cls)
+    for cls in seen.values():
+        cls._add_argparse_args(parser)
+    _, unknown = parser.parse_known_args(list(beam_args))
+    if unknown:
+        raise UsageError(
+            f"unknown option {unknown[0]!r} (neither a kebab-chunk nor an Apache Beam "
+            "option); run with --help for the options."
+        )
+
+
+def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
+    """Our options -> a validated RunConfig; the rest -> Beam arguments.
+
+    Raises UsageError (or a KebabError) with one sentence on any bad value; does not
+    touch the output directory.
+    """
+    known, beam_args = _arg_parser().parse_known_args(list(argv))
+    _check_beam_args(beam_args)
+    labels: tuple[str, ...] | None = None
+    if known.chunkers is not None:
+        labels = tuple(dict.fromkeys(s.strip() for s in known.chunkers.split(",") if s.strip()))
+        if not labels:
+            raise UsageError("--chunkers is empty; name at least one chunker label.")
+        for label in labels:
+            get_chunker(label)
+    parsers = ParserChoice.from_option(known.parsers)
+    tokenizer = None
+    if known.tokenizer is not None:
+        tokenizer = canonical_tokenizer_name(known.tokenizer)
+        get_tokenizer(tokenizer)  # TokenizerError: one sentence naming the valid spellings
+    fields = {
+        name: value
+        for name, value in (
+            ("target_tokens", known.target_tokens),
+            ("overlap_tokens", known.overlap_tokens),
+            ("max_tokens", known.max_tokens),
+            ("tokenizer", tokenizer),
+        )
+        if value is not None
+    }
+    policy = make_policy(**fields)
+    if known.max_file_bytes <= 0:
+        raise UsageError(f"--max-file-bytes must be > 0, got {known.max_file_bytes}.")
+    config = RunConfig(
+        input=known.input,
+        output=known.output,
+        corpus=resolve_corpus(known.input),
+        labels=labels,
+        policy=policy,
+        max_file_bytes=known.max_file_bytes,
+        parse_timeout_s=known.parse_timeout_s,
+        overwrite=known.overwrite,
+        previous=load_previous_run(known.previous, known.output),
+        parsers=parsers,
+        **_limit_fields(known),
+    )
+    return config, list(beam_args)
+
+
+def _summary(manifest: dict[str, Any], output: str) -> str:
+    counts, acc = manifest["counts"], manifest["accounting"]
+    labels = ", ".join(f"{k}={v}" for k, v in counts["chunks_by_label"].items()) or "none"
+    errors = (
+        ", ".join(
+            f"{stage}/{t}={n}"
+            for stage, by_type in counts["errors_by_stage"].items()
+            for t, n in by_type.items()
+        )
+        or "none"
+    )
+    return "\n".join(
+        [
+            f"kebab-chunk: wrote {counts['chunks_total']} chunks to {output}",
+            f"  files matched {acc['files_matched']} = chunked {acc['documents_chunked']}"
+            f" + zero chunks {acc['documents_with_zero_chunks']} + errors {acc['errors']}"
+            f" ({'closes' if acc['closes'] else 'DOES NOT CLOSE'})",
+            f"  chunks by label: {labels}",
+            f"  errors: {errors}",
+            "  query (DuckDB SQL): SELECT chunker_version, count(*) FROM read_parquet("
+            f"'{output}/chunks/*/*.parquet', hive_partitioning = true) GROUP BY 1;",
+        ]
+    )
+
+
+def check_output_writable(output: str, given: str) -> None:
+    """Create a local output directory and prove it writable, before any work is done.
+
+    Without this an unwritable ``--output`` fails only when the first part file is written,
+    deep inside the runner. The probe is an unnamed temporary file, so nothing is left
+    behind. Remote outputs are not probed (their permissions show at the first write).
+    """
+    if FileSystems.get_scheme(output) is not None:
+        return
+    try:
+        os.makedirs(output, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write to --output {given!r} ({exc.strerror or exc}); choose a "
+            "directory you can create files in."
+        ) from exc
+
+
+def _unexpected(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return (
+        f"unexpected {type(exc).__name__}: {first}; rerun with --debug for the traceback "
+        "and report it if the message does not explain it."
+    )
+
+
+#: Exit statuses of a run stopped by a signal (the shell's 128 + signal number).
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it stops the run exactly as Ctrl-C does."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``kebab-chunk run``; returns the process exit code.
+
+    SIGTERM (sent by ``timeout``, systemd, Airflow, Kubernetes) and Ctrl-C stop the run the
+    same way: one line on stderr, exit status 143 or 130, no manifest (so the output reads
+    as incomplete), the output's claim released; isolation helpers end with their worker
+    (kebab_chunk/runtime/helper.py ``die_with``).
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    try:
+        with ExitStack() as held:  # the output claim, released once the exit code is known
+            return _main(argv, held)
+    except KeyboardInterrupt as exc:
+        how = "terminated by SIGTERM" if isinstance(exc, _Terminated) else "interrupted (Ctrl-C)"
+        print(
+            f"kebab-chunk run: error: {how}; no manifest was written, so the output is "
+            "incomplete: rerun with --overwrite.",
+            file=sys.stderr,
+        )
+        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
+    """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        config, beam_args = parse_args(args)
+        held.enter_context(claim_output(config.output, corpus=config.corpus))
+        output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+        check_output_writable(output, config.output)
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    except (UsageError, KebabError) as exc:
+        print_debug(debug)
+        print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # an unforeseen setup failure: still one sentence
+        print_debug(debug)
+        print(f"kebab-chunk run: error: {_unexpected(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        result = execute(config, beam_args, output)
+    except Exception as exc:  # the runner's failure, reported in one line, not a traceback
+        print_debug(debug)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        print(
+            f"kebab-chunk run: error: the pipeline failed ({type(exc).__name__}: {first}); "
+            "see the log above for the worker's traceback.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    state = result.state
+    if state != PipelineState.DONE:
+        print(f"kebab-chunk run: error: the pipeline ended in state {state}.", file=sys.stderr)
+        return EXIT_FAILED
+    with FileSystems.open(f"{output}/{MANIFEST_NAME}") as f:
+        manifest = json.loads(f.read().decode())
+    print(_summary(manifest, output))
+    if line := incremental_summary(manifest):
+        print(line)
+    return EXIT_OK if manifest["accounting"]["closes"] else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""The names of an output directory, in one place (docs/output.md describes the layout).
+
+::
+
+    OUTPUT/
+      chunks/chunker_version=<label>/part-<i>-of-<n>.parquet
+      errors/part-<i>-of-<n>.parquet
+      manifest.json          written last; its absence means an unfinished run
+      _kebab.lock            a running job's claim (local outputs only)
+      _tmp-*                 a running (or killed) job's spill files and temporary manifest
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CHUNKS_DIR",
+    "CONTENT",
+    "ERRORS_DIR",
+    "LOCK_NAME",
+    "MANIFEST_NAME",
+    "TEMP_PREFIX",
+    "join",
+]
+
+CHUNKS_DIR = "chunks"
+ERRORS_DIR = "errors"
+MANIFEST_NAME = "manifest.json"
+#: A running job's claim on a local output; neither content nor deleted by ``--overwrite``.
+LOCK_NAME = "_kebab.lock"
+#: Top-level name prefix of a run's temporary entries (spill directories, the manifest
+#: before its rename); readers and ``--overwrite`` treat anything under it as disposable.
+TEMP_PREFIX = "_tmp-"
+#: The top-level entries a finished output consists of.
+CONTENT = frozenset({CHUNKS_DIR, ERRORS_DIR, MANIFEST_NAME})
+
+
+def join(root: str, *parts: str) -> str:
+    """``root/part/...`` for local paths and URIs alike (no trailing-slash doubling)."""
+    return "/".join([root.rstrip("/"), *parts])

@@ -1,0 +1,212 @@
+"""The reuse rule of incremental runs (``--previous``), as pure functions (no Beam).
+
+A document's records in a previous output are folded into a :class:`Summary` (its
+fingerprints, and per label how many records up to which ``position``);
+:meth:`ReuseRule.decide` then says, from that summary, this run's bytes and options,
+whether the document is ``reused``, ``rechunked``, ``new`` or ``deleted``
+(docs/versioning.md, "Incremental runs"). A reused document's records are carried in
+groups keyed by :func:`carry_key` (at most ``CARRY_BUCKET`` records of one label each), so
+no grouping grows with a document's chunk count. ``kebab_chunk/beam/incremental.py`` wires
+this into the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.model import Chunk
+from kebab_chunk.output.layout import CHUNKS_DIR, ERRORS_DIR
+from kebab_chunk.output.records import DocumentOutcome, RawDocument
+from kebab_chunk.output.schema import PARTITION_COLUMN
+from kebab_chunk.parsers.registry import ParserChoice
+
+__all__ = [
+    "CARRY_BUCKET",
+    "DECISIONS",
+    "DELETED",
+    "NEW",
+    "RECHUNKED",
+    "REUSED",
+    "CarryKey",
+    "Decision",
+    "Fingerprint",
+    "PreviousRun",
+    "ReuseRule",
+    "Seen",
+    "Summary",
+    "carry_key",
+    "carry_keys",
+]
+
+REUSED, RECHUNKED, NEW, DELETED = "reused", "rechunked", "new", "deleted"
+DECISIONS = (REUSED, RECHUNKED, NEW, DELETED)
+
+Fingerprint = tuple[str, str, str]  # (content_hash, parser_version, policy_hash)
+#: Most records of one label that one carry group holds.
+CARRY_BUCKET = 1000
+#: A carry group's key: (doc_id, label, position // CARRY_BUCKET).
+CarryKey = tuple[str, str, int]
+#: One previous record as the summary sees it: (label or None, fingerprint, position).
+#: The label is None for records of labels this run does not apply (never carried).
+Seen = tuple[str | None, Fingerprint, int]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A document's previous records, folded: what the reuse rule needs, nothing more."""
+
+    fingerprints: frozenset[Fingerprint]
+    counts: tuple[tuple[str, int], ...]  # label -> records (run labels only)
+    last_position: tuple[tuple[str, int], ...]  # label -> highest position
+
+    @staticmethod
+    def of(seen: Iterable[Seen]) -> Summary:
+        fingerprints: set[Fingerprint] = set()
+        counts: Counter[str] = Counter()
+        last: dict[str, int] = {}
+        for label, fingerprint, position in seen:
+            fingerprints.add(fingerprint)
+            if label is not None:
+                counts[label] += 1
+                last[label] = max(last.get(label, position), position)
+        return Summary(
+            frozenset(fingerprints), tuple(sorted(counts.items())), tuple(sorted(last.items()))
+        )
+
+    @staticmethod
+    def merge(parts: Iterable[Summary]) -> Summary:
+        fingerprints: set[Fingerprint] = set()
+        counts: Counter[str] = Counter()
+        last: dict[str, int] = {}
+        for part in parts:
+            fingerprints |= part.fingerprints
+            counts.update(dict(part.counts))
+            for label, position in part.last_position:
+                last[label] = max(last.get(label, position), position)
+        return Summary(
+            frozenset(fingerprints), tuple(sorted(counts.items())), tuple(sorted(last.items()))
+        )
+
+
+def carry_keys(doc: str, summary: Summary, labels: Iterable[str]) -> list[CarryKey]:
+    """Every carry group of ``labels`` that holds a record of document ``doc``."""
+    last = dict(summary.last_position)
+    return [
+        (doc, label, b)
+        for label in sorted(labels)
+        if label in last
+        for b in range(last[label] // CARRY_BUCKET + 1)
+    ]
+
+
+def carry_key(chunk: Chunk) -> CarryKey:
+    return chunk.doc_id, chunk.chunker_version, chunk.position // CARRY_BUCKET
+
+
+@dataclass(frozen=True)
+class PreviousRun:
+    """What the launching machine learned from PREV_OUTPUT's manifest."""
+
+    output: str
+    policy_hash: str
+    labels: tuple[str, ...]  # the partitions it wrote
+    requested: tuple[str, ...] | None  # its --chunkers, None for the defaults
+    defaults_by_media_type: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def labels_for(self, media_type: str) -> tuple[str, ...]:
+        """The labels the previous run applied to documents of ``media_type``."""
+        if self.requested:
+            return self.requested
+        return dict(self.defaults_by_media_type).get(media_type, ())
+
+    def chunk_pattern(self, label: str) -> str:
+        return f"{self.output}/{CHUNKS_DIR}/{PARTITION_COLUMN}={label}/part-*.parquet"
+
+    @property
+    def errors_pattern(self) -> str:
+        return f"{self.output}/{ERRORS_DIR}/part-*.parquet"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happens to one document: ``name`` is one of DECISIONS (None: no decision, a
+    matched file that could not be read and already has its read error row);
+    ``carried`` is, for a reused document, how many records it carries per label."""
+
+    name: str | None
+    carried: tuple[tuple[str, int], ...] = ()
+
+
+class ReuseRule:
+    """The reuse rule of an incremental run, as a pure function of what the join gathers."""
+
+    def __init__(
+        self,
+        previous: PreviousRun,
+        labels: tuple[str, ...] | None,
+        policy_hash: str,
+        parsers: ParserChoice,
+    ) -> None:
+        self._previous = previous
+        self._labels = labels
+        self._policy_hash = policy_hash
+        self._parsers = parsers
+
+    def parser_version(self, media_type: str) -> str | None:
+        """The parser version this run uses for ``media_type`` (None: no parser reads it)."""
+        return self._parsers.version_for(media_type)
+
+    def _wanted(self, media_type: str) -> tuple[str, ...]:
+        return self._labels or DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type, ())
+
+    def _reusable(
+        self, raw: RawDocument, summary: Summary | None, errored: bool
+    ) -> dict[str, int] | None:
+        """Records to carry per label, or None when the document must be processed."""
+        media_type = raw.media_type
+        if summary is None or errored or media_type is None:
+            return None
+        if self._previous.policy_hash != self._policy_hash:
+            return None
+        version = self.parser_version(media_type)
+        wanted = self._wanted(media_type)
+        if version is None or not wanted:
+            return None
+        if not set(wanted) <= set(self._previous.labels_for(media_type)):
+            return None  # a label the previous run did not apply: chunk under it now
+        if summary.fingerprints != {(raw.content_hash, version, self._policy_hash)}:
+            return None  # some previous record (of any label) came from other bytes or rules
+        carried = {label: n for label, n in summary.counts if label in wanted}
+        if not carried:
+            return None  # zero records cannot show that a chunker accepted the document
+        return carried
+
+    def decide(
+        self, matched: bool, raw: RawDocument | None, summary: Summary | None, errored: bool
+    ) -> Decision:
+        """The decision for one document: ``matched`` by this run's input, read as ``raw``
+        (None when reading failed), with its previous records folded into ``summary``
+        (None: it had none) and whether the previous run has an error row for it."""
+        known = bool(summary or errored)
+        if not matched:
+            return Decision(DELETED if known else None)
+        if raw is None:
+            return Decision(None)  # matched but not read: its read error row counts
+        carried = self._reusable(raw, summary, errored) if known else None
+        if carried is None:
+            return Decision(RECHUNKED if known else NEW)
+        return Decision(REUSED, tuple(sorted(carried.items())))
+
+    def outcome(self, raw: RawDocument, carried: tuple[tuple[str, int], ...]) -> DocumentOutcome:
+        """What the manifest learns about a reused document (as ChunkDocuments reports it)."""
+        media_type = raw.media_type or ""
+        return DocumentOutcome(
+            raw.source_uri,
+            media_type,
+            self.parser_version(media_type) or "",
+            0,  # warnings are only known by parsing; a reused document reports none
+            carried,
+        )
