@@ -55,11 +55,14 @@ def make_chunk(
     """Assemble one record with its content-addressed id.
 
     ``is_slice`` marks a chunk that is one of several slices of the same block(s); its id
-    then uses ``f"{policy_hash}#c{char_start}"`` of its first span (DESIGN §3) so sibling
-    slices never collide. ``slice_start`` overrides that offset where the first span cannot
-    tell siblings apart (e.g. pieces of rendered text that all cite their block's whole
-    span: there the offset inside the block's text names the slice). ``token_estimate``
-    defaults to the byte proxy of ``text``.
+    then uses ``f"{policy_hash}#c{char_start}"`` of its first span (docs/versioning.md,
+    "Edit stability") so sibling slices never collide. ``slice_start`` overrides that
+    offset where the first span cannot tell siblings apart: pieces of rendered text all
+    cite their block's whole span, and the item spans of a DOCX list each start at 0 of
+    their own paragraph, so there the block's first ``char_start`` plus the offset inside
+    the block's text names the slice (for exact source slices the two are equal; see
+    docs/decisions.md, "Slice ids use the offset in the block's text").
+    ``token_estimate`` defaults to the byte proxy of ``text``.
     """
     plain = policy.policy_hash
     start = spans[0].char_start if slice_start is None else slice_start

@@ -1,4 +1,4 @@
-"""``hybrid-v1``: hierarchical chunks refined to a hard token budget (seed 003, HybridChunker).
+"""``hybrid-v1``: hierarchical chunks refined to a hard token budget (docling's HybridChunker).
 
 Budget: ``policy.max_tokens`` if set (the user's value wins, above or below the model's),
 else the tokenizer's ``max_tokens`` (MiniLM: 256), else ``policy.target_tokens``. Tokens
@@ -6,7 +6,8 @@ are counted with ``policy.tokenizer`` on the *contextualised* form (``contextual
 heading path, captions, text), and every chunk satisfies
 ``count_tokens(contextualize(chunk)) <= budget``; ``token_estimate`` is exactly that count.
 
-1. Start from the ``hierarchical-v1`` elements (same ``merge_list_items``).
+1. Start from the ``hierarchical-v1`` elements (``_token_aware.iter_elements``, same
+   ``merge_list_items``).
 2. Split every element whose contextualised form exceeds the budget into pieces that are
    exact slices of it (``is_slice``; exact sub-spans when the element's text is the source
    slice of its span), cutting at list items or table rows first, then blank lines,
@@ -45,11 +46,12 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kebab_chunk._quote import cap, quote_all
+from kebab_chunk._quote import quote_all
 from kebab_chunk.chunkers._slices import join_gap, joined_spans, newline_style
+from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
+from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.chunkers.contextualize import context_prefix
-from kebab_chunk.chunkers.hierarchical_v1 import Element, TokenAwareChunker, iter_elements, record
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
 from kebab_chunk.tokenizers.base import CutRule
@@ -90,7 +92,7 @@ class _Piece:
     tokens: int
     tokens_known: bool
     element: int
-    slice_start: int  # offset that names this slice in its chunk id (see record)
+    slice_start: int  # offset that names this slice in its chunk id (see make_chunk)
     members: Sequence[_Piece] = ()
     exact: int | None = None  # a merged group's exact count, when the cuts prove it
 
@@ -151,10 +153,7 @@ class _Run:
         )
 
     def _warn(self, message: str) -> None:
-        message = cap(message)  # it may quote headings or a table header of any length
-        _log.warning(message)
-        if self.warnings is not None:
-            self.warnings.append(message)
+        warn(self.warnings, message, _log)
 
     def _measure(self, context: _Context, text: str) -> int:
         if not context.prefix:
@@ -391,7 +390,7 @@ class _Run:
 
     # -- records -------------------------------------------------------------------
     def record(self, position: int, piece: _Piece) -> Chunk:
-        return record(
+        return make_chunk(
             self.doc,
             chunker_version=self.version,
             policy=self.policy,
@@ -433,11 +432,14 @@ class HybridV1Chunker(TokenAwareChunker):
         "text fits max_tokens of the policy's tokenizer"
     )
 
-    def iter_chunks(
-        self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None
+    def chunks_of(
+        self,
+        doc: CanonicalDocument,
+        policy: ChunkPolicy,
+        elements: Iterator[Element],
+        warnings: list[str] | None,
     ) -> Iterator[Chunk]:
-        """Chunks of ``doc`` in document order, streamed (lazy)."""
+        """The elements split and merged to the budget, streamed (lazy)."""
         run = _Run(self, doc, policy, warnings)
-        elements = iter_elements(doc, merge_list_items=policy.merge_list_items, warnings=warnings)
         for position, piece in enumerate(run.merged(run.stream(elements))):
             yield run.record(position, piece)
