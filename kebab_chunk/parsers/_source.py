@@ -1,4 +1,4 @@
-"""Exact-offset helpers shared by the text-format parsers (Markdown, plain text).
+"""Exact-offset helpers shared by the text-format parsers (Markdown, plain text, HTML).
 
 Spans index the decoded text as returned by :func:`decode_text`, with no newline
 translation. Parsers that want to reason about lines work on a *newline view*: a copy of
@@ -46,9 +46,9 @@ def trim_region(text: str, view: str, start: int, end: int) -> tuple[int, int] |
 class LineCounter:
     """1-based line numbers of offsets, counted incrementally with ``str.count``.
 
-    Parsers ask for offsets in document order, so each query only counts the line breaks
-    since the previous one (linear overall, no per-character Python loop); a query that
-    goes backwards recounts from the start.
+    ``view`` is a newline view (see :func:`newline_view`). Each query counts only the line
+    breaks between it and the previous query, forwards or backwards, so offsets asked for
+    roughly in document order cost linear time overall, with no per-character Python loop.
     """
 
     def __init__(self, view: str) -> None:
@@ -59,7 +59,8 @@ class LineCounter:
     def line_of(self, pos: int) -> int:
         """The 1-based line that contains the character at offset ``pos``."""
         if pos < self._pos:
-            self._pos, self._line = 0, 1
-        self._line += self._view.count("\n", self._pos, pos)
+            self._line -= self._view.count("\n", pos, self._pos)
+        else:
+            self._line += self._view.count("\n", self._pos, pos)
         self._pos = pos
         return self._line

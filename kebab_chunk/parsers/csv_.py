@@ -32,12 +32,12 @@ import csv
 import re
 from collections.abc import Iterator
 
-from kebab_chunk.errors import BinaryContentError, LimitExceededError
+from kebab_chunk.errors import BinaryContentError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import TableBlock
-from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.model.spans import LineSpan
-from kebab_chunk.parsers.base import BlockIds, ParseLimits
+from kebab_chunk.parsers._assemble import Assembler, check_block_count
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.decode import decode_text
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "TSV_MEDIA_TYPE", "CsvParser", "TsvParser", "decode_csv"]
@@ -46,7 +46,6 @@ PARSER_VERSION = "csv-v1"
 MEDIA_TYPE = "text/csv"
 TSV_MEDIA_TYPE = "text/tab-separated-values"
 
-_DEFAULT_LIMITS = ParseLimits()
 _DELIMITERS = ",;\t|"
 _SNIFF_CHARS = 16_384
 _SNIFF_BYTES = 8192
@@ -66,13 +65,12 @@ class CsvParser:
         self._media_type = media_type
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = _DEFAULT_LIMITS
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
         text, warnings = decode_csv(raw, source_uri)
         delimiter = "\t" if self._media_type == TSV_MEDIA_TYPE else _sniff(text)
         rows = _read_rows(text, delimiter, source_uri, warnings, limits)
-        the_doc_id = doc_id(source_uri)
-        blocks: tuple[TableBlock, ...] = ()
+        assembler = Assembler(raw, source_uri, self._media_type, PARSER_VERSION, limits)
         if rows:
             cells = [_clean(row_cells) for row_cells, _ in rows]
             widths = sorted({len(c) for c in cells})
@@ -83,26 +81,8 @@ class CsvParser:
                 )
             spans = tuple(span for _, span in rows)
             body = text[spans[0].char_start : spans[-1].char_end]
-            blocks = (
-                TableBlock(
-                    block_id=BlockIds(the_doc_id).next("table", body),
-                    text=body,
-                    spans=spans,
-                    header=cells[0],
-                    rows=tuple(cells[1:]),
-                ),
-            )
-        return CanonicalDocument(
-            doc_id=the_doc_id,
-            source_uri=source_uri,
-            media_type=self._media_type,
-            content_hash=content_hash(raw),
-            parser_version=PARSER_VERSION,
-            title=None,
-            metadata={"delimiter": delimiter},
-            blocks=blocks,
-            warnings=tuple(warnings),
-        )
+            assembler.add(TableBlock, body, spans, header=cells[0], rows=tuple(cells[1:]))
+        return assembler.finish(warnings, metadata={"delimiter": delimiter})
 
 
 class TsvParser(CsvParser):
@@ -248,11 +228,7 @@ def _rows(
         first, consumed = consumed, line_num
         if not any(cell.strip() for cell in row):
             continue
-        if len(rows) >= limits.max_blocks:
-            raise LimitExceededError(
-                f"{source_uri} has more than {limits.max_blocks} rows; split the file or "
-                "raise ParseLimits.max_blocks."
-            )
+        check_block_count(len(rows) + 1, limits, source_uri, noun="rows")
         start, end = lines[first][0], lines[consumed - 1][1]
         span = LineSpan(line_start=first + 1, line_end=consumed, char_start=start, char_end=end)
         rows.append((row, span))

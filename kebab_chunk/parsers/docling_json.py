@@ -28,31 +28,22 @@ whole; docling's charspans are relative to the item, not to a page text, so a
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.model.blocks import (
-    CodeBlock,
-    HeadingBlock,
-    ImageRefBlock,
-    ListBlock,
-    ParagraphBlock,
-    TableBlock,
-)
-from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.model.spans import ElementSpan
-from kebab_chunk.parsers.base import BlockIds, ParseLimits
+from kebab_chunk.parsers._assemble import Assembler, Draft, check_block_count
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "DoclingJsonParser"]
 
 PARSER_VERSION = "docling-json-v1"
 MEDIA_TYPE = "application/vnd.docling+json"
 
-_DEFAULT_LIMITS = ParseLimits()
 _LIST_GROUPS = frozenset({"list", "ordered_list"})
 _COLLECTIONS = ("groups", "texts", "tables", "pictures", "key_value_items", "form_items")
 
@@ -142,7 +133,7 @@ class DoclingJsonParser:
     media_types = (MEDIA_TYPE,)
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = _DEFAULT_LIMITS
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
         document = _load(raw, source_uri)
         walker = _Walker(document, source_uri, limits)
@@ -152,18 +143,11 @@ class DoclingJsonParser:
         for key in ("mimetype", "filename"):
             if isinstance(origin.get(key), str):
                 metadata[f"origin_{key}"] = origin[key]
-        the_doc_id = doc_id(source_uri)
-        return CanonicalDocument(
-            doc_id=the_doc_id,
-            source_uri=source_uri,
-            media_type=MEDIA_TYPE,
-            content_hash=content_hash(raw),
-            parser_version=PARSER_VERSION,
-            title=walker.title,
-            metadata=metadata,
-            blocks=_blocks(walker.drafts, the_doc_id),
-            warnings=tuple(walker.warnings),
-        )
+        assembler = Assembler(raw, source_uri, MEDIA_TYPE, PARSER_VERSION, limits)
+        for draft in walker.drafts:
+            if draft.kind != "list" or draft.items:  # a list group without items: no block
+                assembler.add_draft(draft, draft.text, tuple(draft.spans))
+        return assembler.finish(walker.warnings, title=walker.title, metadata=metadata)
 
 
 def _load(raw: bytes, source_uri: str) -> _Document:
@@ -205,22 +189,13 @@ def _load(raw: bytes, source_uri: str) -> _Document:
 
 
 @dataclass
-class _Draft:
+class _Draft(Draft):
     """A block before ids and heading paths; spans are already final."""
 
-    kind: str
-    text: str
-    spans: list[ElementSpan]
-    level: int = 0
-    ordered: bool = False
     items: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    language: str | None = None
-    header: tuple[str, ...] = ()
-    rows: tuple[tuple[str, ...], ...] = ()
-    alt: str = ""
-    src: str = ""
-    caption: str | None = None
+    _: KW_ONLY
+    spans: list[ElementSpan]
+    lines: list[str] = field(default_factory=list)  # a list's rendered item lines
 
 
 @dataclass
@@ -330,15 +305,17 @@ class _Walker:
         self._end_orphan_list()
         if label == "title":
             self.title = self.title or item.text
-            self._add(_Draft("heading", item.text, spans, level=1))
+            self._add(_Draft("heading", item.text, spans=spans, level=1))
         elif label == "section_header":
-            self._add(_Draft("heading", item.text, spans, level=min(max(item.level, 1) + 1, 6)))
+            self._add(
+                _Draft("heading", item.text, spans=spans, level=min(max(item.level, 1) + 1, 6))
+            )
         elif label == "code":
             language = item.code_language
             language = None if not language or language == "unknown" else language
-            self._add(_Draft("code", item.text, spans, language=language))
+            self._add(_Draft("code", item.text, spans=spans, language=language))
         else:
-            self._add(_Draft("paragraph", item.text, spans))
+            self._add(_Draft("paragraph", item.text, spans=spans))
 
     def _inline(self, group: _Node) -> None:
         """An inline group: its text children joined with spaces into one paragraph."""
@@ -357,7 +334,7 @@ class _Walker:
             self._list_item(text, spans, False)  # a list item written as formatted runs
         else:
             self._end_orphan_list()
-            self._add(_Draft("paragraph", text, spans))
+            self._add(_Draft("paragraph", text, spans=spans))
 
     # -- lists
 
@@ -366,7 +343,7 @@ class _Walker:
         state = self._list
         if state is None or state.depth == 0:  # orphan list items do not nest a group
             self._end_orphan_list()
-            draft = _Draft("list", "", [], ordered=ordered)
+            draft = _Draft("list", "", spans=[], ordered=ordered)
             self._add(draft)
             self._list = _ListState(draft, 1, [0], [ordered])
             return [(_END_LIST, "")]
@@ -387,11 +364,11 @@ class _Walker:
         if state is None:  # list items outside any list group: an implicit list
             last = self.drafts[-1] if self.drafts else None
             if last is None or last.kind != "list":
-                last = _Draft("list", "", [], ordered=enumerated)
+                last = _Draft("list", "", spans=[], ordered=enumerated)
                 self._add(last)
             state = self._list = _ListState(last, 0, [len(last.items)], [last.ordered])
         if state.split:
-            continuation = _Draft("list", "", [], ordered=state.draft.ordered)
+            continuation = _Draft("list", "", spans=[], ordered=state.draft.ordered)
             self._add(continuation)
             state.draft, state.split = continuation, False
         level = max(state.depth - 1, 0)
@@ -441,9 +418,9 @@ class _Walker:
             header = tuple(grid[0]) if header_row else ()
             body = tuple(tuple(row) for row in (grid[1:] if header_row else grid))
             spans = _spans(table.self_ref, table.prov, text, whole=True)
-            self._add(_Draft("table", text, spans, header=header, rows=body))
+            self._add(_Draft("table", text, spans=spans, header=header, rows=body))
         for caption, spans in captions:
-            self._add(_Draft("paragraph", caption, spans))
+            self._add(_Draft("paragraph", caption, spans=spans))
 
     def _picture(self, picture: _PictureItem) -> None:
         self._end_orphan_list()
@@ -457,17 +434,13 @@ class _Walker:
         uri = str((picture.image or {}).get("uri") or "")
         src = "" if uri.startswith("data:") else uri
         spans = _spans(picture.self_ref, picture.prov, text, whole=True)
-        self._add(_Draft("image_ref", text, spans, alt=alt, src=src, caption=caption))
+        self._add(_Draft("image_ref", text, spans=spans, alt=alt, src=src, caption=caption))
 
     def _add(self, draft: _Draft) -> None:
         if self._list is not None and draft.kind != "list":
             self._list.split = True
         self.drafts.append(draft)
-        if len(self.drafts) > self.limits.max_blocks:
-            raise LimitExceededError(
-                f"{self.source_uri} has more than {self.limits.max_blocks} blocks; split the "
-                "document or raise ParseLimits.max_blocks."
-            )
+        check_block_count(len(self.drafts), self.limits, self.source_uri, whole="document")
 
 
 def _description(picture: _PictureItem) -> str:
@@ -494,40 +467,3 @@ def _spans(ref: str, prov: list[_Prov], text: str, whole: bool = False) -> list[
                 start, end = first, last
         spans.append(ElementSpan(ref=ref, page=entry.page_no, char_start=start, char_end=end))
     return spans
-
-
-# --- drafts → blocks ----------------------------------------------------------------------
-
-DoclingBlock = HeadingBlock | ParagraphBlock | ListBlock | CodeBlock | TableBlock | ImageRefBlock
-
-
-def _blocks(drafts: list[_Draft], the_doc_id: str) -> tuple[DoclingBlock, ...]:
-    ids = BlockIds(the_doc_id)
-    path: list[tuple[int, str]] = []
-    blocks: list[DoclingBlock] = []
-    for d in drafts:
-        if d.kind == "list" and not d.items:
-            continue
-        if d.kind == "heading":
-            while path and path[-1][0] >= d.level:
-                path.pop()
-            path.append((d.level, d.text))
-        common: dict[str, Any] = {
-            "block_id": ids.next(d.kind, d.text),
-            "text": d.text,
-            "heading_path": tuple(title for _, title in path),
-            "spans": tuple(d.spans),
-        }
-        if d.kind == "heading":
-            blocks.append(HeadingBlock(level=d.level, title=d.text, **common))
-        elif d.kind == "list":
-            blocks.append(ListBlock(ordered=d.ordered, items=tuple(d.items), **common))
-        elif d.kind == "code":
-            blocks.append(CodeBlock(language=d.language, **common))
-        elif d.kind == "table":
-            blocks.append(TableBlock(header=d.header, rows=d.rows, **common))
-        elif d.kind == "image_ref":
-            blocks.append(ImageRefBlock(alt=d.alt, src=d.src, caption=d.caption, **common))
-        else:
-            blocks.append(ParagraphBlock(**common))
-    return tuple(blocks)

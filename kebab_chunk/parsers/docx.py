@@ -30,7 +30,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import docx
@@ -38,16 +38,9 @@ from docx.oxml.ns import qn
 
 from kebab_chunk.errors import EncryptedDocumentError, LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.model.blocks import (
-    HeadingBlock,
-    ImageRefBlock,
-    ListBlock,
-    ParagraphBlock,
-    TableBlock,
-)
-from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.model.spans import ElementSpan
-from kebab_chunk.parsers.base import BlockIds, ParseLimits
+from kebab_chunk.parsers._assemble import Assembler, Draft, check_block_count
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["MAX_MEMBERS", "MAX_UNCOMPRESSED_BYTES", "MEDIA_TYPE", "PARSER_VERSION", "DocxParser"]
 
@@ -58,7 +51,6 @@ MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
 #: Ceiling on the number of zip members.
 MAX_MEMBERS = 10_000
 
-_DEFAULT_LIMITS = ParseLimits()
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTION_STREAM = "EncryptionInfo".encode("utf-16-le")
 _HEADING_NAME = re.compile(r"heading\s*([1-9])$", re.IGNORECASE)
@@ -93,7 +85,7 @@ class DocxParser:
         self._max_members = max_members
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = _DEFAULT_LIMITS
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
         self._check_container(raw, source_uri)
         try:
@@ -105,18 +97,10 @@ class DocxParser:
             ) from exc
         walker = _Walker(document, source_uri, limits)
         walker.run()
-        the_doc_id = doc_id(source_uri)
         title = walker.title or (document.core_properties.title or "").strip() or None
-        return CanonicalDocument(
-            doc_id=the_doc_id,
-            source_uri=source_uri,
-            media_type=MEDIA_TYPE,
-            content_hash=content_hash(raw),
-            parser_version=PARSER_VERSION,
-            title=title,
-            blocks=_blocks(walker.drafts, the_doc_id),
-            warnings=tuple(walker.warnings),
-        )
+        assembler = Assembler(raw, source_uri, MEDIA_TYPE, PARSER_VERSION, limits)
+        _assemble(walker.drafts, assembler)
+        return assembler.finish(walker.warnings, title=title)
 
     def _check_container(self, raw: bytes, source_uri: str) -> None:
         if raw.startswith(_OLE_MAGIC):
@@ -172,22 +156,13 @@ class DocxParser:
 
 
 @dataclass
-class _Draft:
-    """A block before ids and heading paths; ``spans`` are (ref, text length) pairs."""
+class _Draft(Draft):
+    """A block before ids and heading paths; ``refs`` are (XPath, text length) pairs."""
 
-    kind: str
-    text: str
+    _: KW_ONLY
     refs: list[tuple[str, int]]
-    level: int = 0
-    ordered: bool = False
-    items: tuple[str, ...] = ()
-    header: tuple[str, ...] = ()
-    rows: tuple[tuple[str, ...], ...] = ()
-    alt: str = ""
-    src: str = ""
-    caption: str | None = None
-    lines: list[str] = field(default_factory=list)
-    counters: list[int] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # a list's rendered item lines
+    counters: list[int] = field(default_factory=list)  # a list's item number per level
 
 
 @dataclass
@@ -261,11 +236,11 @@ class _Walker:
         if text and level:
             if name == "title" and self.title is None:
                 self.title = text
-            self._add(_Draft("heading", text, [(ref, len(text))], level=level))
+            self._add(_Draft("heading", text, refs=[(ref, len(text))], level=level))
         elif text and numbering is not None:
             self._list_item(text, ref, numbering)
         elif text:
-            self._add(_Draft("paragraph", text, [(ref, len(text))]))
+            self._add(_Draft("paragraph", text, refs=[(ref, len(text))]))
         self._last_images = [self._image(*image) for image in run.images]
         return run.text_boxes
 
@@ -308,7 +283,7 @@ class _Walker:
         last = self.drafts[-1] if self.drafts else None
         if last is None or last.kind != "list":
             root_ordered = self.formats.get((num_id, 0), "bullet") != "bullet"
-            last = _Draft("list", "", [], ordered=root_ordered)
+            last = _Draft("list", "", refs=[], ordered=root_ordered)
             self._add(last)
         counters = last.counters
         del counters[level + 1 :]
@@ -327,7 +302,8 @@ class _Walker:
                 src = str(self.document.part.target_ref(rel_id))
             except KeyError:
                 src = ""
-        draft = _Draft("image_ref", alt, [(self.tree.getpath(doc_pr), len(alt))], alt=alt, src=src)
+        ref = self.tree.getpath(doc_pr)
+        draft = _Draft("image_ref", alt, refs=[(ref, len(alt))], alt=alt, src=src)
         self._add(draft)
         return draft
 
@@ -354,17 +330,15 @@ class _Walker:
             text = "\n".join(" | ".join(c.replace("\n", " ") for c in row) for row in grid)
             header, body = (grid[0], grid[1:]) if len(grid) > 1 else ((), grid)
             ref = self.tree.getpath(tbl)
-            self._add(_Draft("table", text, [(ref, len(text))], header=header, rows=tuple(body)))
+            self._add(
+                _Draft("table", text, refs=[(ref, len(text))], header=header, rows=tuple(body))
+            )
         for image in images:
             self._image(*image)
 
     def _add(self, draft: _Draft) -> None:
         self.drafts.append(draft)
-        if len(self.drafts) > self.limits.max_blocks:
-            raise LimitExceededError(
-                f"{self.source_uri} has more than {self.limits.max_blocks} blocks; split the "
-                "document or raise ParseLimits.max_blocks."
-            )
+        check_block_count(len(self.drafts), self.limits, self.source_uri, whole="document")
 
 
 def _read_paragraph(p: Any) -> _Run:
@@ -505,39 +479,14 @@ def _image_text(draft: _Draft) -> str:
     return draft.alt or draft.caption or ""
 
 
-DocxBlock = HeadingBlock | ParagraphBlock | ListBlock | TableBlock | ImageRefBlock
-
-
-def _blocks(drafts: list[_Draft], the_doc_id: str) -> tuple[DocxBlock, ...]:
-    ids = BlockIds(the_doc_id)
-    path: list[tuple[int, str]] = []
-    blocks: list[DocxBlock] = []
+def _assemble(drafts: list[_Draft], assembler: Assembler) -> None:
+    """Every draft as a block (images without alt text or caption are skipped)."""
     for d in drafts:
         if d.kind == "image_ref" and not _image_text(d):
             continue
-        if d.kind == "heading":
-            while path and path[-1][0] >= d.level:
-                path.pop()
-            path.append((d.level, d.text))
         text = _image_text(d) if d.kind == "image_ref" else d.text
         spans = tuple(
             ElementSpan(ref=ref, char_start=0, char_end=length if d.text else len(text))
             for ref, length in d.refs
         )
-        common: dict[str, Any] = {
-            "block_id": ids.next(d.kind, text),
-            "text": text,
-            "heading_path": tuple(title for _, title in path),
-            "spans": spans,
-        }
-        if d.kind == "heading":
-            blocks.append(HeadingBlock(level=d.level, title=d.text, **common))
-        elif d.kind == "list":
-            blocks.append(ListBlock(ordered=d.ordered, items=d.items, **common))
-        elif d.kind == "table":
-            blocks.append(TableBlock(header=d.header, rows=d.rows, **common))
-        elif d.kind == "image_ref":
-            blocks.append(ImageRefBlock(alt=d.alt, src=d.src, caption=d.caption, **common))
-        else:
-            blocks.append(ParagraphBlock(**common))
-    return tuple(blocks)
+        assembler.add_draft(d, text, spans)

@@ -33,8 +33,8 @@ from kebab_chunk.errors import (
     ParseError,
 )
 from kebab_chunk.model import CanonicalDocument, PageSpan, ParagraphBlock
-from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.parsers.base import BlockIds, ParseLimits
+from kebab_chunk.parsers._assemble import Assembler
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["PdfParser"]
 
@@ -44,7 +44,6 @@ MAX_LIBRARY_WARNINGS = 20
 _MEDIA_TYPE = "application/pdf"
 #: Like common PDF readers, accept a header preceded by some junk (e.g. an e-mail header).
 _HEADER_WINDOW = 1024
-_DEFAULT_LIMITS = ParseLimits()
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # --- pypdf log capture -----------------------------------------------------------------
@@ -130,7 +129,7 @@ class PdfParser:
         self._clock = clock
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = _DEFAULT_LIMITS
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
         """Parse one PDF; see the module docstring for the error contract."""
         with _capture_pypdf_logs() as logged:
@@ -237,27 +236,12 @@ def _check_time(elapsed: float, limits: ParseLimits, source_uri: str, page: int)
 def _document(
     raw: bytes, source_uri: str, title: str | None, texts: list[str], warnings: list[str]
 ) -> CanonicalDocument:
-    document_id = doc_id(source_uri)
-    ids = BlockIds(document_id)
-    blocks = tuple(
-        ParagraphBlock(
-            block_id=ids.next("paragraph", text),
-            text=text,
-            spans=(PageSpan(page=number, char_start=0, char_end=len(text)),),
+    assembler = Assembler(raw, source_uri, _MEDIA_TYPE, PdfParser.version)
+    for number, text in enumerate(texts, start=1):
+        assembler.add(
+            ParagraphBlock, text, (PageSpan(page=number, char_start=0, char_end=len(text)),)
         )
-        for number, text in enumerate(texts, start=1)
-    )
-    return CanonicalDocument(
-        doc_id=document_id,
-        source_uri=source_uri,
-        media_type=_MEDIA_TYPE,
-        content_hash=content_hash(raw),
-        parser_version=PdfParser.version,
-        title=title,
-        metadata={"page_count": len(texts)},
-        blocks=blocks,
-        warnings=tuple(warnings),
-    )
+    return assembler.finish(warnings, title=title, metadata={"page_count": len(texts)})
 
 
 def _describe(exc: BaseException) -> str:
