@@ -4,6 +4,10 @@ Each module exposes ``run(quick: bool) -> dict``; figures are medians of repeate
 reported with their units. Results go to ``benchmarks/results/latest.json`` together with
 the date and the machine, and a short table is printed. ``--quick`` shrinks the corpora
 (useful to check the harness works); ``--only NAME`` runs one module.
+
+``python -m benchmarks scale [--docs N] ...`` runs the scale benchmark instead
+(``benchmarks/scale.py``: the whole job on N real documents on the DirectRunner and a Flink
+cluster; an hour or more at the default size). Never part of the default or ``--quick`` run.
 """
 
 from __future__ import annotations
@@ -41,7 +45,15 @@ def _flatten(prefix: str, value: Any, rows: list[tuple[str, str]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["scale"]:
+        from benchmarks import scale
+
+        return scale.main(argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="benchmarks",
+        epilog="python -m benchmarks scale --help: the scale benchmark (not run by default)",
+    )
     parser.add_argument("--quick", action="store_true", help="small corpora, for a smoke run")
     parser.add_argument("--only", help="run only benchmarks/bench_<ONLY>.py")
     args = parser.parse_args(argv)
