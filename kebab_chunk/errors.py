@@ -15,6 +15,8 @@ message is one sentence that says what is wrong and how to fix it::
     ├── RunSetupError          --input / --output cannot be used as given
     │   └── ClaimBusyError     another live run holds the output or runs folder
     ├── OutputDirError         a directory given as an output to read is not a finished one
+    ├── ReadRefused            a corpus entry is not read (not a regular file, a symlink
+    │                          out of the corpus); it becomes a read error row
     └── ParseError             the bytes of one document could not be parsed
         ├── EncryptedDocumentError     a PDF needs a password we do not have
         ├── BinaryContentError         bytes with a text extension are not text
@@ -38,6 +40,7 @@ __all__ = [
     "OutputDirError",
     "ParseError",
     "PolicyError",
+    "ReadRefused",
     "RunSetupError",
     "TokenizerError",
     "UnknownChunkerError",
@@ -101,6 +104,16 @@ class ClaimBusyError(RunSetupError):
 
 class OutputDirError(KebabError, ValueError):
     """A path given as a finished output (``diff``, ``inspect``, ``--previous``) is not one."""
+
+
+class ReadRefused(KebabError):
+    """A local corpus entry that is not read; ``error_type`` and ``message`` make its
+    error row."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
 
 
 class ParseError(KebabError):

@@ -44,7 +44,7 @@ from apache_beam.pvalue import PBegin, PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.locations import CorpusLocation, relative_uri, resolve_corpus
-from kebab_chunk.errors import LimitExceededError
+from kebab_chunk.errors import LimitExceededError, ReadRefused
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.output.records import ErrorRecord, RawDocument, SourceFile
 from kebab_chunk.parsers.registry import detect_media_type
@@ -129,15 +129,6 @@ def _is_local(path: str) -> bool:
 
 def _inside(real_path: str, real_root: str) -> bool:
     return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-class ReadRefused(Exception):
-    """A local entry that is not read; ``error_type`` and ``message`` make its error row."""
-
-    def __init__(self, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.error_type = error_type
-        self.message = message
 
 
 @dataclass(frozen=True)

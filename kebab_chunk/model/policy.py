@@ -31,6 +31,13 @@ class ChunkPolicy(Frozen):
     merge_peers: bool = True
     merge_list_items: bool = True
 
+    def __init__(self, **data: Any) -> None:
+        # Our own error, one sentence, rather than pydantic's multi-line ValidationError.
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _policy_error(exc) from None
+
     @model_validator(mode="after")
     def _check(self) -> ChunkPolicy:
         if self.target_tokens <= 0:
@@ -57,12 +64,14 @@ class ChunkPolicy(Frozen):
 
 
 def make_policy(**fields: Any) -> ChunkPolicy:
-    """Build a policy, turning validation failures into a one-sentence ``PolicyError``."""
-    try:
-        return ChunkPolicy(**fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        msg = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        prefix = f"invalid chunk policy field {where!r}: " if where else "invalid chunk policy: "
-        raise PolicyError(prefix + msg + ".") from None
+    """Build a policy (the same as ``ChunkPolicy(**fields)``: a one-sentence
+    ``PolicyError`` on a bad field)."""
+    return ChunkPolicy(**fields)
+
+
+def _policy_error(exc: ValidationError) -> PolicyError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    msg = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    prefix = f"invalid chunk policy field {where!r}: " if where else "invalid chunk policy: "
+    return PolicyError(prefix + msg + ".")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from kebab_chunk.errors import LimitsError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.ids import block_id
 
@@ -24,6 +25,12 @@ class ParseLimits:
     max_blocks: int = 200_000
     max_nesting: int = 64
     time_budget_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_pages", "max_blocks", "max_nesting", "time_budget_s"):
+            value = getattr(self, name)
+            if not value > 0:  # also refuses NaN
+                raise LimitsError(f"ParseLimits.{name} must be > 0, got {value}.")
 
 
 DEFAULT_LIMITS = ParseLimits()

@@ -38,7 +38,7 @@ import re
 from html import unescape
 from typing import Protocol
 
-__all__ = ["HtmlTokenizer", "MarkupError", "TokenSink"]
+__all__ = ["HtmlTokenizer", "TokenSink"]  # MarkupError is internal to the HTML parser
 
 Attrs = list[tuple[str, str | None]]
 

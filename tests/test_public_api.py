@@ -1,0 +1,89 @@
+"""The public surface: what ``import kebab_chunk`` exports, and the one exception tree.
+
+Every exception class a module of the package exports (its ``__all__``) must be defined in
+``kebab_chunk.errors`` and derive from ``KebabError``, so ``except KebabError`` catches
+every error the library raises on purpose (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import kebab_chunk
+from kebab_chunk import errors
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.parsers.base import ParseLimits
+
+PUBLIC = [
+    "CanonicalDocument",
+    "Chunk",
+    "ChunkPolicy",
+    "KebabError",
+    "MarkdownChunker",
+    "__version__",
+    "get_chunker",
+    "make_policy",
+    "parse_document",
+    "registered_labels",
+]
+
+
+def test_top_level_exports_exactly_the_public_names() -> None:
+    assert sorted(kebab_chunk.__all__) == sorted(PUBLIC)
+    for name in PUBLIC:
+        assert getattr(kebab_chunk, name) is not None, name
+
+
+def _modules() -> list[str]:
+    names = ["kebab_chunk"]
+    for info in pkgutil.walk_packages(kebab_chunk.__path__, "kebab_chunk."):
+        if not info.name.endswith("__main__"):
+            names.append(info.name)
+    return names
+
+
+def test_every_exported_exception_lives_in_errors_and_derives_from_kebab_error() -> None:
+    seen = 0
+    wrong = []
+    for name in _modules():
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if isinstance(obj, type) and issubclass(obj, BaseException):
+                seen += 1
+                if obj.__module__ != "kebab_chunk.errors" or not issubclass(obj, errors.KebabError):
+                    wrong.append(f"{name}.{attr} ({obj.__module__})")
+    assert seen >= len(errors.__all__)
+    assert wrong == []
+
+
+def test_the_tree_drawn_in_the_docstring_names_every_exception() -> None:
+    doc = errors.__doc__ or ""
+    for name in errors.__all__:
+        assert name in doc, name
+        assert issubclass(getattr(errors, name), errors.KebabError)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ChunkPolicy(target_tokens=0),
+        lambda: ChunkPolicy(overlap_tokens=600),
+        lambda: ChunkPolicy(max_tokens=-1),
+    ],
+)
+def test_a_bad_policy_is_our_one_sentence_error(make: object) -> None:
+    with pytest.raises(errors.PolicyError) as info:
+        make()  # type: ignore[operator]
+    assert "\n" not in str(info.value) and str(info.value).endswith(".")
+
+
+@pytest.mark.parametrize("field", ["max_pages", "max_blocks", "max_nesting", "time_budget_s"])
+def test_bad_parse_limits_are_refused(field: str) -> None:
+    with pytest.raises(errors.LimitsError, match=field):
+        ParseLimits(**{field: -5})
+    with pytest.raises(errors.LimitsError):
+        ParseLimits(**{field: 0})
