@@ -8,7 +8,7 @@
 - :func:`fixture_pdfs` — the fixtures' PDFs (deduplicated) plus, optionally, a long PDF
   built in memory by ``fixtures/pdf/make_fixtures.py``.
 - :func:`typical_document` — a generated Markdown document of ~10 pages / ~100 sections,
-  the "typical document" of seed 003's latency target (< 100 ms).
+  the "typical document" of the hybrid chunker's latency target (< 100 ms).
 
 Every loader returns a :class:`Corpus` of raw bytes in a deterministic order, so each
 contender gets exactly the same input; :func:`subset` trims one for quick runs.

@@ -1,9 +1,9 @@
-"""Seed 004's contract tests for the MarkdownChunker API, and the rest of its contract.
+"""The MarkdownChunker API's contract tests (docs/contract.md, "Chunkers").
 
-The first block repeats every contract test of ``seeds/004_a36f27430eea952d.txt`` in
-intent (same inputs, same assertions), importing the API the way users do; the tests
-after it pin the parts of the contract the seed states in prose (constraints, invariants,
-error handling) and the additions of issue 6 (ids and exact offsets in the metadata).
+The first block is the API's original specification's test plan (same inputs, same
+assertions), importing the API the way users do; the tests after it pin the parts of the
+contract stated in prose (constraints, invariants, error handling) and the ids and exact
+offsets in the metadata.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from kebab_chunk.markdown_chunker import Chunk, MarkdownChunker, TextChunk
 from kebab_chunk.model import make_policy
 from kebab_chunk.parsers import parse_document
 
-# --- seed 004 contract tests -------------------------------------------------------------
+# --- the specification's contract tests ---------------------------------------------------
 
 
 def test_chunker_constructor_defaults() -> None:

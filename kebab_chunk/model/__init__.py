@@ -1,4 +1,4 @@
-"""Data model and identity recipes (DESIGN §2, §3)."""
+"""Data model and identity recipes (docs/contract.md, "Data model" and "Identities")."""
 
 from kebab_chunk.model.blocks import (
     BLOCK_ADAPTER,

@@ -13,10 +13,11 @@ __all__ = ["Chunk"]
 class Chunk(Frozen):
     """One retrieval chunk.
 
-    ``chunk_id`` is content-addressed (DESIGN §3); ``content_hash`` is the blake3 of the
-    source document's raw bytes, so a record alone says which document bytes it came from
-    (incremental runs compare it with the current file); ``token_estimate`` is stated by the
-    chunker that made the chunk, never guessed downstream.
+    ``chunk_id`` is content-addressed (docs/contract.md, "Identities"); ``content_hash``
+    is the blake3 of the source document's raw bytes, so a record alone says which
+    document bytes it came from (incremental runs compare it with the current file);
+    ``token_estimate`` is stated by the chunker that made the chunk, never guessed
+    downstream.
     """
 
     chunk_id: str

@@ -1,4 +1,4 @@
-"""The names of an output directory, in one place (docs/output.md describes the layout).
+"""The names of an output directory, in one place (docs/contract.md, "Output layout").
 
 ::
 

@@ -1,6 +1,6 @@
 """The explicit Arrow schemas of the output datasets, and record <-> row conversion.
 
-This is the one place the on-disk layout of DESIGN §5 is defined:
+This is the one place the on-disk layout of docs/contract.md, "Output layout" is defined:
 
 * ``chunks/chunker_version=<label>/part-*.parquet`` holds :data:`CHUNK_FILE_SCHEMA`: every
   :class:`~kebab_chunk.model.Chunk` field except ``chunker_version``, which is the hive

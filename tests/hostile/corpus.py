@@ -3,8 +3,9 @@
 Nothing here is committed as a file: every case is generated (a few seconds in all), so
 the repository stays small and the sizes the issue names are real. Each case is an
 :class:`Expect`: the path it gets under the corpus root and what a run must make of it,
-derived from the contract (DESIGN.md §5-§6 and the parser/reader docstrings), never from a
-previous run's output. ``build_bad_corpus`` returns them keyed by ``source_uri``.
+derived from the contract (docs/contract.md, "Bad input", and the parser/reader
+docstrings), never from a previous run's output. ``build_bad_corpus`` returns them keyed
+by ``source_uri``.
 
 Sizes: the 50 MB single line is written in 1 MB slices; the PDF whose content stream
 inflates to 2 GiB is made of one compressed 1 MiB block repeated (a full flush makes

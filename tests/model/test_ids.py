@@ -1,4 +1,4 @@
-"""Known-answer tests for the id recipes of DESIGN §3.
+"""Known-answer tests for the id recipes of docs/contract.md, "Identities".
 
 Some expected digests are computed here independently of the package (blake3 over JSON
 canonicalised by hand for ASCII inputs, where RFC 8785 equals sorted compact JSON); others
@@ -123,7 +123,8 @@ _ANY_TEXT = st.text(max_size=30) | st.sampled_from(["\ud800", "a\udfffb", '"\\\n
 
 
 def _reference_id(value: list[Any]) -> str:
-    """The recipe as DESIGN §3 states it: blake3 of RFC 8785 JSON (an error if it has none)."""
+    """The recipe of docs/contract.md, "Identities": blake3 of RFC 8785 JSON (an error if
+    it has none)."""
     try:
         return blake3.blake3(rfc8785.dumps(value)).hexdigest()[:32]
     except Exception as exc:  # rfc8785 refuses some inputs; the fast path must refuse too

@@ -83,7 +83,7 @@ def _assert_highlights_follow_spans(dom: Node, chunks: list[Chunk], result: View
 def test_markdown_page_text_is_the_source_and_highlights_are_the_spans(fixture: str, label: str):
     path = FIXTURES / fixture
     _doc, chunks, result, dom = _view(path, label)
-    decoded = path.read_bytes().decode("utf-8-sig", errors="replace")  # DESIGN §2, independent
+    decoded = path.read_bytes().decode("utf-8-sig", errors="replace")  # contract.md, "Data model"
     ((section, text),) = _canvases(dom)
     assert text == decoded
     _assert_highlights_follow_spans(dom, chunks, result)
