@@ -116,7 +116,7 @@ def limits_from_args(args: argparse.Namespace) -> ParseLimits:
         ("--parse-timeout-s", args.parse_timeout_s),
     ):
         if not value > 0:  # also refuses NaN
-            raise UsageError(f"{option} must be > 0, got {value}")
+            raise UsageError(f"{option} must be > 0, got {value}.")
     return ParseLimits(
         max_pages=args.max_pages,
         max_blocks=args.max_blocks,
