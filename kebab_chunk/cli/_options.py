@@ -74,55 +74,40 @@ _LIMIT_OPTIONS = {
 }
 
 
+#: ParseLimits field -> (type, metavar, help) of its option (named in _LIMIT_OPTIONS).
+_LIMIT_HELP: dict[str, tuple[type, str, str]] = {
+    "max_pages": (int, "N", "a PDF with more pages is refused"),
+    "max_blocks": (int, "N", "a document with more blocks (rows, paragraphs) is refused"),
+    "max_nesting": (int, "N", "deepest nesting of lists/quotes parsed as structure"),
+    "time_budget_s": (
+        float,
+        "SECONDS",
+        "parse time budget per document in seconds, checked by the Markdown and PDF parsers "
+        "between steps",
+    ),
+}
+
+
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """The parse limits, as ``run`` names them; defaults are :data:`DEFAULT_LIMITS`."""
-    parser.add_argument(
-        "--max-pages",
-        type=int,
-        metavar="N",
-        default=DEFAULT_LIMITS.max_pages,
-        help="a PDF with more pages is refused (default %(default)s)",
-    )
-    parser.add_argument(
-        "--max-blocks",
-        type=int,
-        metavar="N",
-        default=DEFAULT_LIMITS.max_blocks,
-        help="a document with more blocks (rows, paragraphs) is refused (default %(default)s)",
-    )
-    parser.add_argument(
-        "--max-nesting",
-        type=int,
-        metavar="N",
-        default=DEFAULT_LIMITS.max_nesting,
-        help="deepest nesting of lists/quotes parsed as structure (default %(default)s)",
-    )
-    parser.add_argument(
-        "--parse-timeout-s",
-        type=float,
-        metavar="SECONDS",
-        default=DEFAULT_LIMITS.time_budget_s,
-        help="parse time budget per document in seconds, checked by the Markdown and PDF "
-        "parsers between steps (default %(default)s)",
-    )
+    for field, (kind, metavar, text) in _LIMIT_HELP.items():
+        parser.add_argument(
+            _LIMIT_OPTIONS[field],
+            dest=field,
+            type=kind,
+            metavar=metavar,
+            default=getattr(DEFAULT_LIMITS, field),
+            help=f"{text} (default %(default)s)",
+        )
 
 
 def limits_from_args(args: argparse.Namespace) -> ParseLimits:
     """The validated limits; a value that is not > 0 is a one-sentence UsageError."""
-    for option, value in (
-        ("--max-pages", args.max_pages),
-        ("--max-blocks", args.max_blocks),
-        ("--max-nesting", args.max_nesting),
-        ("--parse-timeout-s", args.parse_timeout_s),
-    ):
+    values = {field: getattr(args, field) for field in _LIMIT_OPTIONS}
+    for field, value in values.items():
         if not value > 0:  # also refuses NaN
-            raise UsageError(f"{option} must be > 0, got {value}.")
-    return ParseLimits(
-        max_pages=args.max_pages,
-        max_blocks=args.max_blocks,
-        max_nesting=args.max_nesting,
-        time_budget_s=args.parse_timeout_s,
-    )
+            raise UsageError(f"{_LIMIT_OPTIONS[field]} must be > 0, got {value}.")
+    return ParseLimits(**values)
 
 
 def parse_error_sentence(exc: ParseError) -> str:

@@ -225,7 +225,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         labels=labels,
         policy=policy,
         max_file_bytes=known.max_file_bytes,
-        parse_timeout_s=known.parse_timeout_s,
+        parse_timeout_s=known.time_budget_s,
         overwrite=known.overwrite,
         previous=load_previous_run(known.previous, known.output),
         parsers=parsers,
