@@ -1,4 +1,4 @@
-"""The seed-004 API: ``MarkdownChunker(...).chunk_document(text, source)``.
+"""The ``MarkdownChunker(...).chunk_document(text, source)`` API (docs/decisions.md).
 
 A drop-in for code written against a LangChain-style header-splitting, character-budget
 Markdown chunker, built on our own parser and the ``md-header-chars-v1`` chunker instead
@@ -9,7 +9,7 @@ of LangChain::
     chunks = MarkdownChunker(max_chunk_size=1024, overlap=100).chunk_document(md, "a.md")
     chunks[0].metadata["headers"]   # [{"level": 1, "text": "Title"}, ...]
 
-``Chunk`` here is the seed's ``Chunk(text, metadata)`` dataclass (also importable as
+``Chunk`` here is that API's ``Chunk(text, metadata)`` dataclass (also importable as
 :class:`TextChunk`); ``kebab_chunk.Chunk`` stays the pipeline's chunk *record*, which
 :meth:`MarkdownChunker.chunk_records` returns for the integrations.
 
@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kebab_chunk.chunkers._separators import LINE_BREAK
 from kebab_chunk.chunkers.md_header_chars_v1 import (
     CHARS_TOKENIZER,
     PlannedChunk,
@@ -45,13 +46,12 @@ FALLBACK_PARSER_VERSION = "text-fallback-v1"
 
 _STRATEGY = "headers"
 _MARKDOWN = "text/markdown"
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass
 class TextChunk:
-    """Seed 004's chunk: its text and a metadata dict.
+    """One chunk of ``MarkdownChunker``: its text and a metadata dict.
 
     ``metadata`` always has ``headers`` (``[{"level": int, "text": str}]``, outermost
     first), ``position`` (0, 1, ... in document order), ``source`` (the argument or
@@ -67,7 +67,7 @@ class TextChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-#: The seed's name for :class:`TextChunk` (``from kebab_chunk.markdown_chunker import Chunk``).
+#: The API's name for :class:`TextChunk` (``from kebab_chunk.markdown_chunker import Chunk``).
 Chunk = TextChunk
 
 
@@ -78,7 +78,7 @@ def _check_int(name: str, value: object) -> int:
 
 
 class MarkdownChunker:
-    """Header-aware Markdown chunker with a character budget (seed 004 contract).
+    """Header-aware Markdown chunker with a character budget (see the module docstring).
 
     ``max_chunk_size`` is the maximum number of characters of any chunk (> 0),
     ``overlap`` the characters repeated between consecutive chunks of one section
@@ -181,7 +181,7 @@ def _document(text: str, source_uri: str) -> CanonicalDocument:
         raw = codecs.BOM_UTF8 + raw
     try:
         doc = get_parser(_MARKDOWN).parse(raw, source_uri)
-    except Exception as exc:  # the seed's contract: any parser failure degrades, never raises
+    except Exception as exc:  # the API's contract: any parser failure degrades, never raises
         return _fallback(text, raw, source_uri, f"{type(exc).__name__}: {exc}")
     problem = _inexact_block(doc, text)
     if problem is not None:
@@ -209,10 +209,10 @@ def _fallback(text: str, raw: bytes, source_uri: str, reason: str) -> CanonicalD
     end = len(text.rstrip())
     blocks: tuple[ParagraphBlock, ...] = ()
     if start < end:
-        first_line = 1 + len(_LINE_BREAK.findall(text, 0, start))
+        first_line = 1 + len(LINE_BREAK.findall(text, 0, start))
         span = LineSpan(
             line_start=first_line,
-            line_end=first_line + len(_LINE_BREAK.findall(text, start, end - 1)),
+            line_end=first_line + len(LINE_BREAK.findall(text, start, end - 1)),
             char_start=start,
             char_end=end,
         )

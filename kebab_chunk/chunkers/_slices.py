@@ -1,4 +1,4 @@
-"""How an element's text maps onto its source spans, and what lies between two spans.
+"""Locating pieces of an element's text on its source spans; its list items and table rows.
 
 An :class:`Anchor` tells the token-aware chunkers how to locate a piece ``text[i:j]`` of an
 element, by arithmetic on the element's spans, never by searching the text:
@@ -15,44 +15,30 @@ element, by arithmetic on the element's spans, never by searching the text:
 - ``rendered``: anything else (HTML, whose span covers markup while the text is what a
   browser shows): a piece can only be located by the element's own spans.
 
-The source between two ``slice`` spans is known only in a few cases: nothing between them
-on the same page, or (line spans) a gap of ``k`` line breaks whose size is ``k`` times the
-document's one line-break style (see :func:`newline_style`, the rule ``md-heading-v1``
-uses too). Anything else (whitespace on a blank line, a thematic break or link definition
-the parser dropped, mixed line endings) is unknown, so callers keep such pieces apart
-rather than invent text that is not in the source.
+What lies between two ``slice`` spans is ``_separators.join_gap``'s business (the rule
+``md-heading-v1`` uses too); :func:`joined_spans` makes one span of two that are joined.
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kebab_chunk.model import Block, LineSpan, PageSpan, SourceSpan
+from kebab_chunk.chunkers._separators import line_break_ends, line_starts, sub_line_span
+from kebab_chunk.model import LineSpan, PageSpan, SourceSpan
 from kebab_chunk.model.spans import ElementSpan
 
 __all__ = [
     "Anchor",
-    "is_exact",
-    "join_gap",
     "joined_spans",
     "list_item_ranges",
     "list_items_from_spans",
     "make_anchor",
-    "newline_style",
     "table_row_starts",
     "table_rows_from_spans",
 ]
-
-_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def is_exact(text: str, spans: Sequence[SourceSpan]) -> bool:
-    """Whether ``text`` is the source slice of its single span."""
-    return len(spans) == 1 and spans[0].char_end - spans[0].char_start == len(text)
 
 
 @dataclass
@@ -89,20 +75,10 @@ class Anchor:
             return (PageSpan(page=base.page, char_start=start, char_end=end),)
         if isinstance(base, ElementSpan):
             return (ElementSpan(ref=base.ref, page=base.page, char_start=start, char_end=end),)
-        return (
-            LineSpan(
-                line_start=self._line_of(base, i),
-                line_end=self._line_of(base, max(i, j - 1)),
-                char_start=start,
-                char_end=end,
-            ),
-        )
-
-    def _line_of(self, base: LineSpan, offset: int) -> int:
-        """1-based line of the character at ``offset`` (breaks strictly before it count)."""
-        if self._breaks is None:  # offset of the last character of each line break
-            self._breaks = [m.end() - 1 for m in _BREAK.finditer(self.text)]
-        return base.line_start + bisect.bisect_left(self._breaks, offset)
+        assert isinstance(base, LineSpan)
+        if self._breaks is None:
+            self._breaks = line_break_ends(self.text)
+        return (sub_line_span(base, self._breaks, i, j),)
 
 
 def make_anchor(text: str, spans: Sequence[SourceSpan]) -> Anchor:
@@ -136,48 +112,6 @@ def _ordered(spans: Sequence[SourceSpan]) -> bool:
     return all(a.char_end <= b.char_start for a, b in itertools.pairwise(spans))
 
 
-def newline_style(blocks: Sequence[Block]) -> str | None:
-    """The one line-break sequence used inside the document's exact blocks.
-
-    ``"\\n"`` when no exact block shows a line break (the common case assumed for gaps);
-    None when the blocks mix styles, so no gap can be rebuilt.
-    """
-    seen: set[str] = set()
-    for block in blocks:
-        text = block.text
-        if "\r" not in text:  # the common case: one fast scan
-            if "\n" in text and is_exact(text, block.spans):
-                seen.add("\n")
-        elif is_exact(text, block.spans):
-            pairs = text.count("\r\n")
-            if pairs:
-                seen.add("\r\n")
-            if text.count("\n") > pairs:
-                seen.add("\n")
-            if text.count("\r") > pairs:
-                seen.add("\r")
-        if len(seen) > 1:
-            return None
-    return seen.pop() if seen else "\n"
-
-
-def join_gap(a: SourceSpan, b: SourceSpan, style: str | None) -> str | None:
-    """The source text between ``slice`` spans ``a`` and ``b`` if provably known, else None."""
-    gap = b.char_start - a.char_end
-    if gap < 0:
-        return None
-    if isinstance(a, PageSpan) and isinstance(b, PageSpan):
-        return "" if a.page == b.page and gap == 0 else None
-    if isinstance(a, LineSpan) and isinstance(b, LineSpan):
-        breaks = b.line_start - a.line_end
-        if breaks == 0:
-            return "" if gap == 0 else None
-        if style is None or breaks < 0:
-            return None
-        return style * breaks if gap == breaks * len(style) else None
-    return None
-
-
 def joined_spans(a: SourceSpan, b: SourceSpan) -> tuple[SourceSpan, ...]:
     """``a`` and ``b`` as one span when they can be (same line range kind, same page)."""
     if isinstance(a, LineSpan) and isinstance(b, LineSpan):
@@ -195,10 +129,6 @@ def joined_spans(a: SourceSpan, b: SourceSpan) -> tuple[SourceSpan, ...]:
 
 
 _MARKER = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t\r\n]|$)")
-
-
-def _line_starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in _BREAK.finditer(text))]
 
 
 def list_item_ranges(text: str, items: Sequence[str]) -> list[tuple[int, int]] | None:
@@ -244,7 +174,7 @@ def _marker_starts(text: str, n_items: int) -> list[int] | None:
     if n_items <= 0:
         return None
     markers: list[tuple[int, int]] = []  # (offset of the marker, indentation)
-    for start in _line_starts(text):
+    for start in line_starts(text):
         m = _MARKER.match(text, start)
         if m:
             indent = len(m.group()) - len(m.group().lstrip(" \t"))
@@ -271,7 +201,7 @@ def table_row_starts(text: str, has_header: bool, n_rows: int) -> tuple[int, lis
     CSV-like text, two for a Markdown header plus delimiter row, none without a header);
     tables whose cells span lines return None and are split at line boundaries instead.
     """
-    starts = _line_starts(text)
+    starts = line_starts(text)
     header_lines = len(starts) - n_rows
     if n_rows <= 0 or header_lines not in ((1, 2) if has_header else (0,)):
         return None
@@ -307,7 +237,7 @@ def list_items_from_spans(
     """
     if len(items) != len(spans) or not items:
         return None
-    starts = _line_starts(text)
+    starts = line_starts(text)
     if len(starts) != len(items):
         return None
     ranges = []

@@ -7,6 +7,9 @@ boundary available, in this order::
 
     BLOCK < PARAGRAPH (blank line) < SENTENCE (. ! ? … then space; 。！？) < LINE < WORD < HARD
 
+(the separators of each level are ``_separators.BYTE_LEVELS``; md-heading-v1 cuts with
+this module).
+
 Nothing here copies or rewrites text: an *atom* is a ``(start, end)`` range of a string, the
 whitespace separating atoms is left out of them but never lost (it lies between two atoms of
 one piece, so a piece's text is always ``text[start:end]`` of its source), and :func:`pack`
@@ -21,13 +24,16 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kebab_chunk.chunkers._separators import (
+    BLOCK,
+    BYTE_LEVELS,
+    BYTE_LEVELS_WRAPPED,
+    HARD,
+    Separator,
+    match_span,
+)
+
 __all__ = [
-    "BLOCK",
-    "HARD",
-    "LINE",
-    "PARAGRAPH",
-    "SENTENCE",
-    "WORD",
     "Atom",
     "Piece",
     "best_boundary",
@@ -37,66 +43,17 @@ __all__ = [
     "utf8_len",
 ]
 
-BLOCK, PARAGRAPH, SENTENCE, LINE, WORD, HARD = range(6)
-
-_NEWLINE = r"(?:\r\n|\r|\n)"
-#: Separator patterns, cleanest first: ``(level, pattern, leading_blanks)``. A separator is
-#: group 0, or the group that matched when the pattern has groups (so a sentence keeps its
-#: full stop and closing quote). The paragraph and line separators are, by definition,
-#: ``(?:[ \t]*NL){2,}[ \t]*`` and ``[ \t]*NL\s*``; a regex that starts with ``[ \t]*`` is
-#: tried at every space of the text, so they are searched from their first line break
-#: instead and the match start is then moved back over the spaces and tabs before it
-#: (``leading_blanks``), never before where the search resumed. That yields exactly the
-#: matches of the defining patterns (a property test compares them) several times faster.
-_Separators = tuple[tuple[int, re.Pattern[str], bool], ...]
-_SEPARATORS: _Separators = (
-    (PARAGRAPH, re.compile(rf"{_NEWLINE}(?:[ \t]*{_NEWLINE})+[ \t]*"), True),
-    (SENTENCE, re.compile(r"[.!?…][\"'”’»)\]]*(\s+)|[。！？][」』”’）]*(\s*)"), False),
-    (LINE, re.compile(rf"{_NEWLINE}\s*"), True),
-    (WORD, re.compile(r"\s+"), False),
-)
-#: Without the LINE level: for running text whose line breaks are mere wrapping.
-_WRAPPED: _Separators = tuple(sep for sep in _SEPARATORS if sep[0] != LINE)
+_Levels = tuple[tuple[int, Separator], ...]
 _SPACE = re.compile(r"\s")
 
 
-def _separators(line_cuts: bool) -> _Separators:
-    return _SEPARATORS if line_cuts else _WRAPPED
-
-
-def separator_spans(
-    level: int, text: str, lo: int, hi: int, *, line_cuts: bool = True
-) -> list[tuple[int, int]]:
-    """``(start, end)`` of every separator of ``level`` in ``text[lo:hi]``, in order.
-
-    The reference form of the search :class:`_Cutter` inlines (tests compare it with the
-    defining patterns in the comment above).
-    """
-    found = [sep for sep in _separators(line_cuts) if sep[0] == level]
-    if not found:
-        return []
-    _, pattern, leading_blanks = found[0]
-    spans = []
-    floor = lo
-    for match in pattern.finditer(text, lo, hi):
-        start, end = _sep_span(match)
-        if leading_blanks:
-            while start > floor and text[start - 1] in " \t":
-                start -= 1
-        spans.append((start, end))
-        floor = end
-    return spans
+def _levels(line_cuts: bool) -> _Levels:
+    return BYTE_LEVELS if line_cuts else BYTE_LEVELS_WRAPPED
 
 
 def utf8_len(text: str) -> int:
     """Size of ``text`` in UTF-8 bytes."""
     return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
-def _sep_span(match: re.Match[str]) -> tuple[int, int]:
-    if match.lastindex is None:
-        return match.span()
-    return match.span(match.lastindex)
 
 
 def _glued(text: str, i: int) -> bool:
@@ -135,7 +92,7 @@ def split_atoms(
         text,
         budget,
         budget if hard is None else min(budget, max(1, hard)),
-        _separators(line_cuts),
+        _levels(line_cuts),
         text.isascii(),
         out,
     )
@@ -155,7 +112,7 @@ class _Cutter:
     text: str
     budget: int
     hard_size: int
-    separators: _Separators
+    separators: _Levels
     ascii_only: bool
     out: list[tuple[int, int, int]]
 
@@ -167,12 +124,14 @@ class _Cutter:
         if index == len(self.separators):
             self.hard(lo, hi, start_level)
             return
-        level, pattern, leading_blanks = self.separators[index]
+        level, sep = self.separators[index]
         text, budget, out, ascii_only = self.text, self.budget, self.out, self.ascii_only
         pos, next_level = lo, start_level
-        for match in pattern.finditer(text, lo, hi):
-            sep_start, sep_end = _sep_span(match)
-            if leading_blanks:  # see _SEPARATORS: the search resumed at ``pos``
+        leading_blanks = sep.leading_blanks
+        # ``_separators.separator_spans``, inlined: the search resumed at ``pos``
+        for match in sep.pattern.finditer(text, lo, hi):
+            sep_start, sep_end = match_span(match)
+            if leading_blanks:
                 while sep_start > pos and text[sep_start - 1] in " \t":
                     sep_start -= 1
             if sep_start > pos:
@@ -231,9 +190,9 @@ def best_boundary(
     window_start = max(window_start, lo + 1)
     if window_start >= hi:
         return None
-    for level, pattern, _ in _separators(line_cuts):  # only match ends matter here
-        for match in pattern.finditer(text, lo, hi):
-            end = _sep_span(match)[1]
+    for level, sep in _levels(line_cuts):  # only separator ends matter here
+        for match in sep.pattern.finditer(text, lo, hi):
+            end = match_span(match)[1]
             if window_start <= end < hi:
                 return end, level
     if _SPACE.search(segment) is None:

@@ -5,8 +5,8 @@ supplies ``measure(start, end)``, the token count of the *contextualised* piece
 ``text[start:end]``, and this module only decides where to cut. Cuts prefer the cleanest
 boundary: the caller's structural cuts (list items, table rows), then blank lines, then
 (prose) sentence ends before line breaks or (code) line breaks, then whitespace, then any
-character. For each piece the highest level whose first candidate fits is chosen and as
-much text as fits at that level is taken.
+character (the separators are ``_separators.TOKEN_LEVELS``). For each piece the highest
+level whose first candidate fits is chosen and as much text as fits at that level is taken.
 
 Cost: the search never re-tokenises the rest of a long text. It starts from a guess (the
 text's own characters per token) and gallops/bisects over candidate ends, so each piece
@@ -20,24 +20,14 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from kebab_chunk.chunkers._separators import TOKEN_LEVELS, WHITESPACE, separator_spans
+
 __all__ = ["Piece", "cut_levels", "split_pieces"]
 
-_BLANK = re.compile(r"[ \t]*(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))+")
-_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
-_SENTENCE = re.compile(r"(?<=[.!?…。！？])[\"'”’»)\]]*(?=\s)|(?<=[。！？])(?=\S)")
-_SPACE = re.compile(r"\s+")
-
-#: Split levels per element style, cleanest first (structural cuts always come first).
-_STYLES: dict[str, tuple[re.Pattern[str], ...]] = {
-    "prose": (_BLANK, _SENTENCE, _LINE, _SPACE),
-    "list": (_BLANK, _SENTENCE, _LINE, _SPACE),
-    "code": (_BLANK, _LINE, _SPACE),
-    "table": (_LINE, _SPACE),
-}
+_SPACE = WHITESPACE.pattern
 
 Measure = Callable[[int, int], int]
 
@@ -61,8 +51,8 @@ def cut_levels(text: str, style: str, structural: Sequence[int] = ()) -> list[li
     raw: list[list[int]] = []
     if structural:
         raw.append(sorted(c for c in structural if 0 < c < n))
-    for pattern in _STYLES.get(style, _STYLES["prose"]):
-        raw.append([m.start() for m in pattern.finditer(text) if 0 < m.start() < n])
+    for sep in TOKEN_LEVELS.get(style, TOKEN_LEVELS["prose"]):
+        raw.append([start for start, _ in separator_spans(sep, text) if 0 < start < n])
     levels: list[list[int]] = []
     merged: list[int] = []
     for cuts in raw:

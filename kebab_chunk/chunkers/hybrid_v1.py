@@ -22,8 +22,8 @@ heading path, captions, text), and every chunk satisfies
    that share ``heading_path`` and ``captions`` while the merged contextualised form fits
    (decided on an estimate from the parts' counts, then counted exactly). Pieces of source
    slices (Markdown, text, CSV, PDF pages) join only when the source between them is known
-   from the spans (see ``_slices.join_gap``), so the merged text is one exact source slice;
-   otherwise they stay apart. Structured sources (DOCX, docling JSON) and rendered text
+   from the spans (see ``_separators.join_gap``), so the merged text is one exact source
+   slice; otherwise they stay apart. Structured sources (DOCX, docling JSON) and rendered text
    (HTML) have no source text between elements: their pieces are joined with ``"\\n"`` and
    keep one span per element. A source slice is never merged with anything else.
 
@@ -47,7 +47,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kebab_chunk._quote import quote_all
-from kebab_chunk.chunkers._slices import join_gap, joined_spans, newline_style
+from kebab_chunk.chunkers._separators import join_gap, newline_style
+from kebab_chunk.chunkers._slices import joined_spans
 from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
 from kebab_chunk.chunkers.base import make_chunk

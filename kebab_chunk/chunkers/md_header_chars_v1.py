@@ -1,4 +1,4 @@
-"""``md-header-chars-v1``: header sections cut to a character budget (seed 004).
+"""``md-header-chars-v1``: header sections cut to a character budget (docs/decisions.md).
 
 This is the LangChain-style "split on Markdown headers, then split long sections
 recursively by characters" strategy, built on our parser's blocks so every piece keeps an
@@ -32,12 +32,17 @@ Offsets are computed from the block spans while cutting, never found by searchin
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kebab_chunk.chunkers._separators import (
+    CHAR_LEVELS,
+    line_break_ends,
+    separator_spans,
+    sub_line_span,
+)
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
@@ -70,22 +75,16 @@ CHARS_TOKENIZER = "chars"
 
 _ACCEPTED_MEDIA_TYPES = ("text/markdown", "text/plain")
 
-#: Split levels inside one block, coarsest first; a final hard cut follows them.
-_BLOCK_LEVELS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))+"),  # blank lines
-    re.compile(r"\r\n|\r|\n"),  # line breaks
-    re.compile(r"\s+"),  # whitespace
-)
+#: Split levels: between blocks, then inside one block ``_separators.CHAR_LEVELS`` (blank
+#: lines, line breaks, whitespace, coarsest first), then a final hard cut.
 _BETWEEN_BLOCKS = 0
-_HARD = len(_BLOCK_LEVELS) + 1
-
-#: One line break: CRLF, LF or a lone CR (no newline translation, DESIGN §2).
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_HARD = len(CHAR_LEVELS) + 1
 
 
 @dataclass(frozen=True)
 class Header:
-    """One enclosing heading of a chunk (seed 004's ``{"level", "text"}``)."""
+    """One enclosing heading of a chunk (``{"level", "text"}`` in ``MarkdownChunker``'s
+    metadata)."""
 
     level: int
     text: str
@@ -114,7 +113,7 @@ class PlannedChunk:
 def char_budget(policy: ChunkPolicy) -> tuple[int, int]:
     """``(max_chars, overlap_chars)`` for a policy.
 
-    With ``tokenizer="chars"`` one policy token is one character, so any seed-004 budget
+    With ``tokenizer="chars"`` one policy token is one character, so any ``MarkdownChunker`` budget
     is expressible exactly; for every other tokenizer a token is ``BYTES_PER_TOKEN`` (3)
     characters, the byte proxy's ratio (as ``pdf-page-v1`` budgets).
     """
@@ -151,7 +150,7 @@ class _Section:
             gap = "\n" * max(0, min(max(line_gap, 1), room))
             self._parts.append(gap)
             self._length += len(gap)
-        breaks = tuple(m.end() for m in _LINE_BREAK.finditer(block.text))
+        breaks = tuple(line_break_ends(block.text))
         self.units.append(_Unit(block, span, self._length, self._length + len(block.text), breaks))
         self._parts.append(block.text)
         self._length += len(block.text)
@@ -213,9 +212,9 @@ class _Splitter:
             return [(u.start, u.end) for u in self.section.units if start <= u.start < end]
         pieces: list[tuple[int, int]] = []
         cursor = start
-        for match in _BLOCK_LEVELS[level - 1].finditer(self.text, start, end):
-            pieces.append((cursor, match.start()))
-            cursor = match.end()
+        for sep_start, sep_end in separator_spans(CHAR_LEVELS[level - 1], self.text, start, end):
+            pieces.append((cursor, sep_start))
+            cursor = sep_end
         pieces.append((cursor, end))
         return [(s, e) for s, e in pieces if self.text[s:e].strip()]
 
@@ -266,11 +265,6 @@ class _Splitter:
             cursor = stop - self.overlap_chars
 
 
-def _line_of(breaks: Sequence[int], line_start: int, offset: int) -> int:
-    """Line of the character at ``offset``; ``breaks`` are the line breaks' end offsets."""
-    return line_start + bisect_right(breaks, offset)
-
-
 def _caption(block: Block) -> str:
     if isinstance(block, ImageRefBlock):
         return block.caption or block.alt
@@ -295,12 +289,7 @@ def _plan_section(section: _Section, max_chars: int, overlap_chars: int) -> list
                 break
             lo, hi = max(start, unit.start), min(end, unit.end)
             a, b = lo - unit.start, hi - unit.start
-            span = LineSpan(
-                line_start=_line_of(unit.breaks, unit.span.line_start, a),
-                line_end=_line_of(unit.breaks, unit.span.line_start, b - 1),
-                char_start=unit.span.char_start + a,
-                char_end=unit.span.char_start + b,
-            )
+            span = sub_line_span(unit.span, unit.breaks, a, b)
             whole = a == 0 and b == len(unit.block.text)
             pieces.append(Piece(unit.block.block_id, span, whole))
             if caption := _caption(unit.block):

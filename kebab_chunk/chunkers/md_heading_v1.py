@@ -1,4 +1,4 @@
-"""``md-heading-v1``: heading-aware chunking of documents with line spans (seed 002).
+"""``md-heading-v1``: heading-aware chunking of documents with line spans (docs/decisions.md).
 
 Priority order: every heading starts a new chunk (its section's first chunk opens with the
 heading's own block); a code block is never split; a table stays whole below twice the
@@ -25,19 +25,19 @@ tables are never repeated and every piece is still one exact slice.
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import Sequence
 
-from kebab_chunk.chunkers._split import (
+from kebab_chunk.chunkers._separators import (
     BLOCK,
     LINE,
-    Atom,
-    Piece,
-    pack,
-    split_atoms,
-    utf8_len,
+    LINE_BREAK,
+    is_exact,
+    join_gap,
+    line_break_ends,
+    newline_style,
+    sub_line_span,
 )
+from kebab_chunk.chunkers._split import Atom, Piece, pack, split_atoms, utf8_len
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
@@ -50,7 +50,6 @@ from kebab_chunk.model import (
     LineSpan,
     SourceSpan,
 )
-from kebab_chunk.model.spans import line_span
 from kebab_chunk.tokenizers import estimate_tokens
 from kebab_chunk.tokenizers.bytes_proxy import BYTES_PER_TOKEN
 
@@ -58,7 +57,6 @@ __all__ = ["MdHeadingV1Chunker"]
 
 VERSION = "md-heading-v1"
 _PROSE_KINDS = ("paragraph", "list")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _TABLE_SPLIT_FACTOR = 2
 _MEDIA = (ImageRefBlock, AudioRefBlock)
 
@@ -97,37 +95,6 @@ class MdHeadingV1Chunker:
         return _Run(doc, policy).chunks()
 
 
-def _newline_style(blocks: Sequence[Block], exact: Sequence[bool]) -> str | None:
-    """The one line-break sequence inside the source-slice blocks; ``""`` if none; None if mixed.
-
-    ``exact[i]`` is ``_is_slice_of_source(blocks[i])``.
-    """
-    crlf = lf = cr = 0
-    for block, is_exact in zip(blocks, exact, strict=True):
-        if not is_exact:
-            continue
-        text = block.text
-        if "\r" not in text:  # the common case: one scan instead of three
-            lf += text.count("\n")
-            continue
-        pairs = text.count("\r\n")
-        crlf += pairs
-        lf += text.count("\n") - pairs
-        cr += text.count("\r") - pairs
-    used = [style for style, seen in (("\r\n", crlf), ("\n", lf), ("\r", cr)) if seen]
-    if len(used) > 1:
-        return None
-    return used[0] if used else ""
-
-
-def _is_slice_of_source(block: Block) -> bool:
-    """Whether ``block.text`` is exactly the source text under its single span."""
-    if len(block.spans) != 1:
-        return False
-    span = block.spans[0]
-    return span.char_end - span.char_start == len(block.text)
-
-
 class _Run:
     """One chunking pass over one document (holds its budget, line-break style, caches)."""
 
@@ -136,8 +103,8 @@ class _Run:
         self.policy = policy
         self.budget = policy.target_tokens * BYTES_PER_TOKEN
         self.overlap = policy.overlap_tokens * BYTES_PER_TOKEN
-        self.exact = [_is_slice_of_source(block) for block in doc.blocks]
-        self.style = _newline_style(doc.blocks, self.exact)
+        self.exact = [is_exact(block.text, block.spans) for block in doc.blocks]
+        self.style = newline_style(doc.blocks)
         self.out: list[Chunk] = []
         self._breaks: dict[int, list[int]] = {}  # block index -> offsets after each line break
         self._gaps: dict[int, str | None] = {}  # block index -> _gap(previous block, it)
@@ -253,30 +220,9 @@ class _Run:
         return between
 
     def _gap(self, prev: Block, nxt: Block) -> str | None:
-        """The source text between two blocks, when span geometry pins it down."""
-        before, after = prev.spans[0], nxt.spans[0]
-        assert isinstance(before, LineSpan) and isinstance(after, LineSpan)
-        lines = after.line_start - before.line_end
-        chars = after.char_start - before.char_end
-        if lines < 0 or chars < 0:
-            return None
-        if lines == 0:
-            return "" if chars == 0 else None
-        if self.style is None:
-            return None
-        unit = self.style or "\n"  # no block shows a line break: assume "\n" (docs/decisions.md)
-        return unit * lines if chars == lines * len(unit) else None
-
-    def _line_of(self, index: int, pos: int) -> int:
-        """1-based source line of character ``pos`` of block ``index``."""
-        breaks = self._breaks.get(index)
-        block = self.doc.blocks[index]
-        if breaks is None:
-            breaks = [m.end() for m in _LINE_BREAK.finditer(block.text)]
-            self._breaks[index] = breaks
-        span = block.spans[0]
-        assert isinstance(span, LineSpan)
-        return span.line_start + bisect.bisect_right(breaks, pos)
+        """The source text between two blocks, when span geometry pins it down (when no
+        block shows a line break, ``"\n"`` is assumed: docs/decisions.md)."""
+        return join_gap(prev.spans[0], nxt.spans[0], self.style)
 
     def _emit_piece(self, atoms: Sequence[Atom], piece: Piece) -> None:
         # One (block, start, end) segment per contributing block, in document order. A run
@@ -320,18 +266,18 @@ class _Run:
         span = block.spans[0]
         if start == 0 and end == len(block.text):
             return span
-        return line_span(
-            self._line_of(index, start),
-            self._line_of(index, max(start, end - 1)),
-            span.char_start + start,
-            span.char_start + end,
-        )
+        assert isinstance(span, LineSpan)
+        breaks = self._breaks.get(index)
+        if breaks is None:
+            breaks = self._breaks[index] = line_break_ends(block.text)
+        return sub_line_span(span, breaks, start, end)
 
 
 def _table_rows(text: str) -> list[tuple[int, int, int]]:
     """Row atoms of a table's source: header and delimiter rows together, then each row."""
-    starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
-    ends = [m.start() for m in _LINE_BREAK.finditer(text)] + [len(text)]
+    breaks = list(LINE_BREAK.finditer(text))
+    starts = [0, *(m.end() for m in breaks)]
+    ends = [*(m.start() for m in breaks), len(text)]
     rows = list(zip(starts, ends, strict=True))
     if len(rows) <= 2:
         return [(0, len(text), BLOCK)]

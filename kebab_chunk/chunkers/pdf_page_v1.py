@@ -1,4 +1,4 @@
-"""``pdf-page-v1``: page-bounded chunks with exact page citations (seeds 000 + 001).
+"""``pdf-page-v1``: page-bounded chunks with exact page citations (docs/decisions.md).
 
 Input is a document from a PDF parser: every block a paragraph with exactly one ``page``
 span covering its text (``pdf-text-v1`` gives one such block per page). Per block:
@@ -21,10 +21,10 @@ their ids use the slice guard (``make_chunk(is_slice=True)``) so they never coll
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from itertools import accumulate
 
+from kebab_chunk.chunkers._separators import PDF_SEGMENT_END, separator_spans
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, PageSpan, ParagraphBlock
@@ -34,10 +34,6 @@ __all__ = ["PdfPageV1Chunker"]
 
 _NOT_PDF = "PdfPageV1Chunker only handles PDF docs"
 _PDF_MEDIA_TYPE = "application/pdf"
-
-#: A segment ends after a run of blank lines, or after sentence-ending punctuation
-#: (Latin and full-width CJK) together with the whitespace that follows it.
-_SEGMENT_END = re.compile(r"\n{2,}|[.!?。！？]\s+")
 
 
 class PdfPageV1Chunker:
@@ -98,8 +94,13 @@ def _page_span(block: object) -> PageSpan | None:
 
 
 def _segment_ends(text: str) -> list[int]:
-    """Sorted end offsets of the segments of ``text``; the last is ``len(text)``."""
-    ends = [m.end() for m in _SEGMENT_END.finditer(text)]
+    """Sorted end offsets of the segments of ``text``; the last is ``len(text)``.
+
+    A segment ends after a run of blank lines, or after sentence-ending punctuation (Latin
+    and full-width CJK) together with the whitespace that follows it
+    (``_separators.PDF_SEGMENT_END``).
+    """
+    ends = [end for _, end in separator_spans(PDF_SEGMENT_END, text)]
     if not ends or ends[-1] != len(text):
         ends.append(len(text))
     return ends

@@ -1,4 +1,4 @@
-"""hierarchical-v1: one chunk per element (seed 003 scenarios 1, 6-9 and edge cases)."""
+"""hierarchical-v1: one chunk per element (scenarios and edge cases)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""hybrid-v1: seed 003 scenarios 2-5 and 9, its edge cases, and issue 5's extra promises."""
+"""hybrid-v1: splitting, merging, budgets and context, its edge cases, and issue 5's promises."""
 
 from __future__ import annotations
 
@@ -254,7 +254,7 @@ def test_a_character_over_the_budget_is_kept_with_a_warning() -> None:
     assert [c.token_estimate for c in chunks if c.text == "\U0001d11e"] == [2]
 
 
-# -- edge cases of seed 003 ------------------------------------------------------------
+# -- edge cases ----------------------------------------------------------------------
 
 
 def test_empty_document_gives_no_chunks() -> None:

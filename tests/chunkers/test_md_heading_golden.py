@@ -1,4 +1,4 @@
-"""Golden snapshots of md-heading-v1 over every Markdown fixture (seed 002's snapshot row).
+"""Golden snapshots of md-heading-v1 over every Markdown fixture.
 
 Each fixture is parsed with md-mistune-v1 and chunked under two policies: the default
 (512 / 64) and a small one that forces section, paragraph and table splits. The contract's

@@ -1,4 +1,4 @@
-"""Unit tests of md-heading-v1: every row of seed 002's test plan plus the issue's decisions.
+"""Unit tests of md-heading-v1: every row of its test plan plus the issue's decisions.
 
 Documents are built here from Markdown source written block by block (``build``), so each
 test knows the exact source text and can check the exact-slice rule against it. The same
@@ -274,7 +274,7 @@ def kinds_of(chunk: Chunk, doc: CanonicalDocument) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------
-# Seed 002 test plan
+# The test plan
 # --------------------------------------------------------------------------------------
 
 

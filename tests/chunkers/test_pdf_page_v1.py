@@ -1,4 +1,4 @@
-"""pdf-page-v1 per seeds 000 + 001: the seed test plan, the exact-slice rule, goldens."""
+"""pdf-page-v1: its test plan, the exact-slice rule, goldens (docs/decisions.md)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def parse_fixture(name: str) -> CanonicalDocument:
 SENTENCE = "abcdefgh. "  # 10 bytes: one segment
 
 
-# --- seed 001's ten tests ------------------------------------------------------------------
+# --- the ten tests of the plan ----------------------------------------------------------
 
 
 def test_label() -> None:
@@ -239,7 +239,7 @@ def test_policy_hash_equals_md_heading_v1() -> None:
     assert {c.policy_hash for c in md_chunks} == {c.policy_hash for c in pdf_chunks}
 
 
-# The tenth seed test, "never crosses a page as a property over >= 10 random docs", is
+# The tenth test of the plan, "never crosses a page as a property over >= 10 random docs", is
 # test_chunks_never_cross_pages in test_pdf_page_properties.py.
 
 
