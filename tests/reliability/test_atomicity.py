@@ -14,40 +14,17 @@ The test waits for the marker and kills the launcher's whole process group with 
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.beam.helpers import CORPUS, QUIET, REPO, part_files, subprocess_env
+from tests.reliability.held import HOLD_TIMEOUT_S, kill, start_held_run
 
 pytestmark = pytest.mark.slow
-
-HOLD_TIMEOUT_S = 180
-
-_LAUNCHER = """
-import sys, time
-from pathlib import Path
-from kebab_chunk.beam import manifest
-
-marker = Path(sys.argv[1])
-
-def hold(self, summary, written):
-    marker.write_text(str(len(written)))
-    time.sleep(3600)
-    yield from ()
-
-if __name__ == "__main__":  # helper processes import the main module (forkserver)
-    manifest._WriteManifestFn.process = hold
-    from kebab_chunk.cli.run import main
-
-    sys.exit(main(sys.argv[2:]))
-"""
-
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -62,30 +39,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _run_and_kill_before_the_manifest(tmp_path: Path, *args: str) -> str:
-    """Start a run that stops at the manifest step, SIGKILL it there; returns its stderr."""
-    marker = tmp_path / "manifest-step-reached"
-    launcher = tmp_path / "launcher.py"
-    launcher.write_text(_LAUNCHER)
-    log = tmp_path / "killed-run.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, str(launcher), str(marker), *args, *QUIET],
-            cwd=REPO,
-            env=subprocess_env(),
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: helpers die with it
-        )
-    try:
-        deadline = time.monotonic() + HOLD_TIMEOUT_S
-        while not marker.exists():
-            assert proc.poll() is None, log.read_text()[-3000:]
-            assert time.monotonic() < deadline, "the run never reached the manifest step"
-            time.sleep(0.2)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+    """Start a run that stops at the manifest step, SIGKILL it there; returns its log."""
+    proc, log = start_held_run(tmp_path, *args)
+    kill(proc)
     assert proc.returncode == -signal.SIGKILL
     return log.read_text()
 

@@ -21,7 +21,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,11 +38,10 @@ from kebab_chunk.beam.locations import (
 )
 from kebab_chunk.cli.run import main
 from tests.beam.helpers import QUIET, REPO, quiet_beam, subprocess_env
-from tests.reliability.test_atomicity import _LAUNCHER
+from tests.reliability.held import HOLD_TIMEOUT_S, kill, start_held_run
 
 quiet_beam()
 
-HOLD_TIMEOUT_S = 180
 LOCK = "_kebab.lock"
 
 
@@ -138,43 +136,13 @@ def test_output_around_the_corpus_through_a_symlink_is_refused(
 # -- item 7: one run per output -----------------------------------------------------------
 
 
-def _start_held_run(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
-    """Start a run that stops at its manifest step (every part file written)."""
-    marker = tmp_path / "manifest-step-reached"
-    launcher = tmp_path / "launcher.py"
-    launcher.write_text(_LAUNCHER)
-    log = tmp_path / "held-run.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, str(launcher), str(marker), *args, *QUIET],
-            cwd=REPO,
-            env=subprocess_env(),
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: helpers die with it
-        )
-    deadline = time.monotonic() + HOLD_TIMEOUT_S
-    while not marker.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            _kill(proc)
-            pytest.fail(f"the held run never reached its manifest step:\n{log.read_text()}")
-        time.sleep(0.2)
-    return proc, log
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
 @pytest.mark.slow
 def test_a_second_run_into_a_running_output_is_refused(
     capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     argv = ["--input", str(corpus), "--output", str(out)]
-    proc, log = _start_held_run(tmp_path, *argv)
+    proc, log = start_held_run(tmp_path, *argv)
     try:
         first = _files(out)
         assert any(p.endswith(".parquet") for p in first), first
@@ -196,7 +164,7 @@ def test_a_second_run_into_a_running_output_is_refused(
         assert "in use by another kebab-chunk run" in console.stderr
         assert _files(out) == first
     finally:
-        _kill(proc)
+        kill(proc)
     assert proc.returncode == -signal.SIGKILL, log.read_text()[-3000:]
     # the killed run's lock file stays, its lock does not: a rerun takes the output over
     assert (out / LOCK).exists()
