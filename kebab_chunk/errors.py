@@ -10,6 +10,7 @@ message is one sentence that says what is wrong and how to fix it::
     ├── UnknownChunkerError    no chunker is registered under the requested label
     ├── UnknownParserVersionError  no parser is registered under the requested version
     ├── UnsupportedDocumentError  a chunker was given a document it does not handle
+    ├── NotBytesError          text (or anything else) was given where a file's bytes belong
     ├── TokenizerError         a tokenizer cannot be loaded (missing file or package)
     ├── MissingDependencyError an optional package (matplotlib for reports) is not installed
     ├── RunSetupError          --input / --output cannot be used as given
@@ -37,6 +38,7 @@ __all__ = [
     "LimitExceededError",
     "LimitsError",
     "MissingDependencyError",
+    "NotBytesError",
     "OutputDirError",
     "ParseError",
     "PolicyError",
@@ -83,6 +85,11 @@ class UnknownParserVersionError(KebabError, KeyError):
 
 class UnsupportedDocumentError(KebabError, ValueError):
     """A chunker was handed a document outside its contract (e.g. Markdown to pdf-page-v1)."""
+
+
+class NotBytesError(KebabError, TypeError):
+    """A parser was given something other than bytes; spans index the decoded bytes, so
+    the library never guesses how text was encoded."""
 
 
 class TokenizerError(KebabError, RuntimeError):

@@ -87,3 +87,9 @@ def test_bad_parse_limits_are_refused(field: str) -> None:
         ParseLimits(**{field: -5})
     with pytest.raises(errors.LimitsError):
         ParseLimits(**{field: 0})
+
+
+def test_text_where_bytes_belong_is_one_clear_error() -> None:
+    with pytest.raises(errors.NotBytesError, match=r"got str; pass text\.encode"):
+        kebab_chunk.parse_document("# hello", "a.md")  # type: ignore[arg-type]
+    assert kebab_chunk.parse_document(b"# hello", "a.md").title == "hello"

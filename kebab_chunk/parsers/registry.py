@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kebab_chunk.errors import (
+    NotBytesError,
     UnknownParserVersionError,
     UnsupportedMediaTypeError,
 )
@@ -164,6 +165,11 @@ def parse_document(
     ``parser_version`` picks a registered parser by version instead of the media type's
     default; it must read the document's media type.
     """
+    if not isinstance(raw, bytes | bytearray | memoryview):
+        raise NotBytesError(
+            f"parse_document takes the file's bytes, got {type(raw).__name__}; pass "
+            "text.encode('utf-8') or read the file with open(path, 'rb')."
+        )
     media_type = media_type or detect_media_type(source_uri, raw[:8])
     if media_type is None:
         raise UnsupportedMediaTypeError(
