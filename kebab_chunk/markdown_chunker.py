@@ -144,7 +144,7 @@ class MarkdownChunker:
 def _metadata(
     plan: PlannedChunk, record: ChunkRecord, source: str | None, doc: CanonicalDocument
 ) -> dict[str, Any]:
-    first, last = plan.pieces[0].span, plan.pieces[-1].span
+    first, last = plan.parts[0].span, plan.parts[-1].span
     return {
         "headers": [{"level": h.level, "text": h.text} for h in plan.headers],
         "position": record.position,
@@ -162,7 +162,7 @@ def _metadata(
                 "line_start": p.span.line_start,
                 "line_end": p.span.line_end,
             }
-            for p in plan.pieces
+            for p in plan.parts
         ],
         "parser_version": doc.parser_version,
     }

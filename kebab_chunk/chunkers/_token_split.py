@@ -13,7 +13,8 @@ text's own characters per token) and gallops/bisects over candidate ends, so eac
 costs a few counts of about one piece of text, and a candidate far longer than any fitting
 piece could be (``max_chars``) is rejected without counting. A pathological tokenizer can
 only make pieces smaller than necessary, never over budget: every piece returned was
-measured to fit, except a single character that alone exceeds the budget (``over=True``).
+measured to fit, except a single character that alone exceeds the budget (its count says
+so: it is the only piece with ``tokens > budget``).
 """
 
 from __future__ import annotations
@@ -21,25 +22,14 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 from kebab_chunk.chunkers._separators import TOKEN_LEVELS, WHITESPACE, separator_spans
 
-__all__ = ["Piece", "cut_levels", "split_pieces"]
+__all__ = ["cut_levels", "split_pieces"]
 
 _SPACE = WHITESPACE.pattern
 
 Measure = Callable[[int, int], int]
-
-
-@dataclass(frozen=True)
-class Piece:
-    """``text[start:end]`` costing ``tokens``; ``over`` only for an unsplittable character."""
-
-    start: int
-    end: int
-    tokens: int
-    over: bool = False
 
 
 def cut_levels(text: str, style: str, structural: Sequence[int] = ()) -> list[list[int]]:
@@ -78,8 +68,11 @@ def split_pieces(
     chars_per_token: float,
     overlap: Callable[[int, int], int] | None = None,
     overlap_tokens: int = 0,
-) -> Iterator[Piece]:
+) -> Iterator[tuple[int, int, int]]:
     """Cover ``text`` (minus whitespace at the cuts) with pieces that each fit ``budget``.
+
+    Yields ``(start, end, tokens)``: ``text[start:end]`` costs ``measure(start, end) ==
+    tokens``, at most ``budget`` unless it is a single character that alone does not fit.
 
     ``overlap(start, end)`` counts a bare slice; with ``overlap_tokens > 0`` each piece after
     the first starts with the longest tail of the previous piece that costs at most
@@ -90,16 +83,16 @@ def split_pieces(
     search = _Search(text, levels, measure, budget, chars_per_token)
     start = _skip_space(text, 0)
     while start < n:
-        piece = search.piece(start)
-        yield piece
-        nxt = _skip_space(text, piece.end)
+        end, tokens = search.piece(start)
+        yield start, end, tokens
+        nxt = _skip_space(text, end)
         if nxt >= n:
             return
         if overlap is not None and overlap_tokens > 0:
-            back = _overlap_start(text, piece, levels, overlap, overlap_tokens)
+            back = _overlap_start(text, start, end, levels, overlap, overlap_tokens)
             if back is not None:
                 candidate = search.piece(back)
-                if candidate.end > piece.end:
+                if candidate[0] > end:
                     search.prime(back, candidate)
                     nxt = back
         start = nxt
@@ -112,23 +105,25 @@ def _skip_space(text: str, pos: int) -> int:
 
 def _overlap_start(
     text: str,
-    piece: Piece,
+    start: int,
+    end: int,
     levels: Sequence[Sequence[int]],
     overlap: Measure,
     tokens: int,
 ) -> int | None:
-    """Start of the longest tail of ``piece`` that fits ``tokens``, at the cleanest level.
+    """Start of the longest tail of ``text[start:end]`` that fits ``tokens``, at the cleanest
+    level.
 
     Tails start just after a cut (sentence end, line break, whitespace...); the cleanest
     level that has a fitting tail wins, so the overlap repeats whole sentences when it can.
     """
     for cuts in levels:
-        lo_i = bisect.bisect_right(cuts, piece.start)
-        hi_i = bisect.bisect_left(cuts, piece.end)
+        lo_i = bisect.bisect_right(cuts, start)
+        hi_i = bisect.bisect_left(cuts, end)
         starts = _unique(iter(_skip_space(text, c) for c in cuts[lo_i:hi_i]))
-        starts = [s for s in starts if piece.start < s < piece.end]
-        if starts and overlap(starts[-1], piece.end) <= tokens:
-            return starts[_first_fitting(starts, piece.end, overlap, tokens)]
+        starts = [s for s in starts if start < s < end]
+        if starts and overlap(starts[-1], end) <= tokens:
+            return starts[_first_fitting(starts, end, overlap, tokens)]
     return None
 
 
@@ -169,14 +164,15 @@ class _Search:
         self.cpt = max(chars_per_token, 0.25)
         # No fitting piece can plausibly be this long; longer candidates are not counted.
         self.max_chars = max(64, int(8 * budget * self.cpt))
-        self._primed: tuple[int, Piece] | None = None
+        self._primed: tuple[int, tuple[int, int]] | None = None
         self._memo: dict[int, int] = {}
 
-    def prime(self, start: int, piece: Piece) -> None:
+    def prime(self, start: int, piece: tuple[int, int]) -> None:
         """Remember a piece already found for ``start`` (the overlap probe)."""
         self._primed = (start, piece)
 
-    def piece(self, start: int) -> Piece:
+    def piece(self, start: int) -> tuple[int, int]:
+        """``(end, tokens)`` of the piece that starts at ``start``."""
         if self._primed is not None and self._primed[0] == start:
             found = self._primed[1]
             self._primed = None
@@ -192,8 +188,8 @@ class _Search:
         best = self._best(start, range(start + 1, n + 1), 0, guess)
         if best is not None:
             return best
-        end = start + 1
-        return Piece(start, end, self.measure(start, end), over=True)
+        end = start + 1  # one character that alone is over budget
+        return end, self.measure(start, end)
 
     def _trim(self, start: int, end: int) -> int:
         while end > start and self.text[end - 1].isspace():
@@ -209,7 +205,9 @@ class _Search:
             self._memo[end] = tokens
         return tokens if tokens <= self.budget else None
 
-    def _best(self, start: int, positions: Sequence[int], offset: int, guess: int) -> Piece | None:
+    def _best(
+        self, start: int, positions: Sequence[int], offset: int, guess: int
+    ) -> tuple[int, int] | None:
         """Largest candidate ``positions[offset + k]`` that fits, galloping from the guess."""
         count = len(positions) - offset
         if count <= 0:
@@ -248,4 +246,4 @@ class _Search:
         end = self._trim(start, positions[offset + lo])
         tokens = ok(lo)
         assert tokens is not None
-        return Piece(start, end, tokens)
+        return end, tokens

@@ -81,8 +81,9 @@ class _Context:
 
 
 @dataclass(slots=True)
-class _Piece:
-    """A piece of one element, or a group of merged pieces, with its contextualised count."""
+class _Draft:
+    """A chunk in the making: a piece of one element, or a group of merged pieces, with its
+    contextualised count."""
 
     text: str
     spans: Sequence[SourceSpan]
@@ -94,7 +95,7 @@ class _Piece:
     tokens_known: bool
     element: int
     slice_start: int  # offset that names this slice in its chunk id (see make_chunk)
-    members: Sequence[_Piece] = ()
+    members: Sequence[_Draft] = ()
     exact: int | None = None  # a merged group's exact count, when the cuts prove it
 
 
@@ -191,7 +192,7 @@ class _Run:
         return self._style[0]
 
     # -- step 2: split ---------------------------------------------------------------
-    def stream(self, elements: Iterator[Element]) -> Iterator[_Piece]:
+    def stream(self, elements: Iterator[Element]) -> Iterator[_Draft]:
         """The pieces of every element in order (most elements fit whole: one piece)."""
         for index, el in enumerate(elements):
             whole = self._context(el.heading_path, el.captions)
@@ -201,7 +202,7 @@ class _Run:
             else:
                 yield from self._split(index, el, whole, tokens)
 
-    def _split(self, index: int, el: Element, whole: _Context, tokens: int) -> Iterator[_Piece]:
+    def _split(self, index: int, el: Element, whole: _Context, tokens: int) -> Iterator[_Draft]:
         """Pieces of an element whose contextualised form (``tokens``) is over budget."""
         first = self._trimmed(el)
         if not el.text.strip():  # a media reference with a huge caption: keep it, trimmed
@@ -218,7 +219,7 @@ class _Run:
             return self.count(el.text[start:end])
 
         use_overlap = el.style != "table" and self.overlap_tokens > 0
-        for piece in split_pieces(
+        for start, end, piece_tokens in split_pieces(
             el.text,
             cut_levels(el.text, el.style, el.cuts),
             measure,
@@ -227,31 +228,31 @@ class _Run:
             overlap=bare if use_overlap else None,
             overlap_tokens=self.overlap_tokens,
         ):
-            if piece.over:
+            if piece_tokens > self.budget:  # only a single character can be
                 self._warn(
                     f"{self.doc.source_uri}: block {el.block_ids[0]}: one character costs "
-                    f"{piece.tokens} tokens, more than max_tokens={self.budget}; it is kept "
+                    f"{piece_tokens} tokens, more than max_tokens={self.budget}; it is kept "
                     "as a chunk of its own"
                 )
-            context = first if piece.start == start0 else rest
-            yield self._piece(el, index, piece.start, piece.end, context, piece.tokens)
+            context = first if start == start0 else rest
+            yield self._piece(el, index, start, end, context, piece_tokens)
 
     def _piece(
         self, el: Element, index: int, start: int, end: int, context: _Context, tokens: int
-    ) -> _Piece:
+    ) -> _Draft:
         text = el.text
         if start == 0 and end == len(text):
-            return _Piece(
+            return _Draft(
                 text, el.spans, el.anchor.kind, el.block_ids, context, el.is_slice, tokens,
                 True, index, el.origin,
             )  # fmt: skip
-        return _Piece(
+        return _Draft(
             text[start:end], el.anchor.locate(start, end), el.anchor.kind, el.block_ids,
             context, True, tokens, True, index, el.origin + start,
         )  # fmt: skip
 
     # -- step 3: merge peers -------------------------------------------------------------
-    def _joiner(self, a: _Piece, b: _Piece) -> str | None:
+    def _joiner(self, a: _Draft, b: _Draft) -> str | None:
         """Text between ``a`` and ``b`` in a merged chunk, or None when they must stay apart.
 
         Source slices join only over a gap the spans pin down. Structured (element) and
@@ -272,7 +273,7 @@ class _Run:
             cost = self._gap_tokens[gap] = self.count(gap) - self._empty
         return cost
 
-    def _estimate(self, a: _Piece, b: _Piece, gap: str) -> int:
+    def _estimate(self, a: _Draft, b: _Draft, gap: str) -> int:
         """Contextualised tokens of ``a`` + ``gap`` + ``b``, from the parts' counts.
 
         Exact for tokenizers that cut at whitespace (BERT word pieces), within a token or
@@ -283,7 +284,7 @@ class _Run:
             a.tokens + b.tokens - self._empty - self._prefix_cost(a.context) + (self._gap_cost(gap))
         )
 
-    def _exact(self, a: _Piece, b: _Piece, gap: str) -> int | None:
+    def _exact(self, a: _Draft, b: _Draft, gap: str) -> int | None:
         """Exact contextualised count of ``a`` + ``gap`` + ``b`` from proven cuts, or None.
 
         With ``P`` the shared prefix line(s) and ``e`` the empty text's count, a cut between
@@ -319,13 +320,13 @@ class _Run:
             cost = self._tail_tokens[key] = self.count(key) - self.count(tail)
         return cost
 
-    def _join(self, a: _Piece, b: _Piece, gap: str) -> _Piece:
+    def _join(self, a: _Draft, b: _Draft, gap: str) -> _Draft:
         if a.kind == "slice":
             spans = [*a.spans[:-1], *joined_spans(a.spans[-1], b.spans[0]), *b.spans[1:]]
         else:
             spans = [*a.spans, *(s for s in b.spans if s not in a.spans[-1:])]
         ids = [*a.block_ids, *(i for i in b.block_ids if i not in a.block_ids)]
-        return _Piece(
+        return _Draft(
             text=a.text + gap + b.text,
             spans=spans,
             kind=a.kind if a.kind == b.kind else "rendered",
@@ -340,14 +341,14 @@ class _Run:
             exact=self._exact(a, b, gap),
         )
 
-    def merged(self, pieces: Iterator[_Piece]) -> Iterator[_Piece]:
+    def merged(self, pieces: Iterator[_Draft]) -> Iterator[_Draft]:
         """Greedy peer merging; every group yielded has a verified contextualised count.
 
         The estimate decides whether a peer joins (no count is spent on a merge it puts
         over the budget); the merged group is then counted exactly once, and if the
         estimate was optimistic the group is rebuilt counting every step.
         """
-        group: _Piece | None = None
+        group: _Draft | None = None
         for piece in pieces:
             if group is not None and self.policy.merge_peers:
                 gap = self._joiner(group, piece)
@@ -363,7 +364,7 @@ class _Run:
         if group is not None:
             yield from self._verified(group)
 
-    def _verified(self, group: _Piece) -> Iterator[_Piece]:
+    def _verified(self, group: _Draft) -> Iterator[_Draft]:
         if group.tokens_known:
             yield group
             return
@@ -390,7 +391,7 @@ class _Run:
         yield current
 
     # -- records -------------------------------------------------------------------
-    def record(self, position: int, piece: _Piece) -> Chunk:
+    def record(self, position: int, piece: _Draft) -> Chunk:
         return make_chunk(
             self.doc,
             chunker_version=self.version,

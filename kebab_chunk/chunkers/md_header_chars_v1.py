@@ -60,9 +60,9 @@ from kebab_chunk.tokenizers import BYTES_PER_TOKEN
 __all__ = [
     "CHARS_TOKENIZER",
     "VERSION",
+    "BlockPart",
     "Header",
     "MdHeaderCharsV1Chunker",
-    "Piece",
     "PlannedChunk",
     "char_budget",
     "plan_chunks",
@@ -91,7 +91,7 @@ class Header:
 
 
 @dataclass(frozen=True)
-class Piece:
+class BlockPart:
     """The exact part of one block that a chunk contains."""
 
     block_id: str
@@ -101,10 +101,10 @@ class Piece:
 
 @dataclass(frozen=True)
 class PlannedChunk:
-    """One chunk before it becomes a record: its text, pieces and section headers."""
+    """One chunk before it becomes a record: its text, block parts and section headers."""
 
     text: str
-    pieces: tuple[Piece, ...]
+    parts: tuple[BlockPart, ...]
     headers: tuple[Header, ...]
     recursive_chunk: bool
     captions: tuple[str, ...]
@@ -280,7 +280,7 @@ def _plan_section(section: _Section, max_chars: int, overlap_chars: int) -> list
     unit_ends = [u.end for u in units]
     planned: list[PlannedChunk] = []
     for start, end in ranges:
-        pieces: list[Piece] = []
+        parts: list[BlockPart] = []
         captions: list[str] = []
         # Units overlapping [start, end): from the first one ending after ``start``.
         for index in range(bisect_right(unit_ends, start), len(units)):
@@ -291,13 +291,13 @@ def _plan_section(section: _Section, max_chars: int, overlap_chars: int) -> list
             a, b = lo - unit.start, hi - unit.start
             span = sub_line_span(unit.span, unit.breaks, a, b)
             whole = a == 0 and b == len(unit.block.text)
-            pieces.append(Piece(unit.block.block_id, span, whole))
+            parts.append(BlockPart(unit.block.block_id, span, whole))
             if caption := _caption(unit.block):
                 captions.append(caption)
         planned.append(
             PlannedChunk(
                 text=text[start:end],
-                pieces=tuple(pieces),
+                parts=tuple(parts),
                 headers=section.headers,
                 recursive_chunk=len(ranges) > 1,
                 captions=tuple(captions),
@@ -330,11 +330,11 @@ def records_from_plan(
             policy=policy,
             position=position,
             text=plan.text,
-            block_ids=[p.block_id for p in plan.pieces],
-            spans=[p.span for p in plan.pieces],
+            block_ids=[p.block_id for p in plan.parts],
+            spans=[p.span for p in plan.parts],
             heading_path=[h.text for h in plan.headers],
             captions=plan.captions,
-            is_slice=not all(p.whole_block for p in plan.pieces),
+            is_slice=not all(p.whole_block for p in plan.parts),
         )
         for position, plan in enumerate(planned)
     ]
