@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import CanonicalDocument
@@ -65,7 +65,9 @@ AnyBlock = (
     | AudioRefBlock
 )
 
-_KINDS: dict[type[AnyBlock], str] = {
+_B = TypeVar("_B", bound=AnyBlock)
+
+_KINDS: dict[type[Any], str] = {
     cls: cls.model_fields["kind"].default
     for cls in (
         HeadingBlock,
@@ -174,9 +176,7 @@ class Assembler:
         if level == 1 and self.first_h1 is None:
             self.first_h1 = title
 
-    def add(
-        self, cls: type[AnyBlock], text: str, spans: tuple[SourceSpan, ...], **details: Any
-    ) -> AnyBlock:
+    def add(self, cls: type[_B], text: str, spans: tuple[SourceSpan, ...], **details: Any) -> _B:
         """Append a block of ``cls`` under the current heading path; ``details`` are every
         field of ``cls`` beyond the common ones."""
         block = make_block(cls, self.ids.next(_KINDS[cls], text), text, self.path, spans, **details)

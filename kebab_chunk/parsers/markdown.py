@@ -17,50 +17,27 @@ source.
 from __future__ import annotations
 
 import re
-import time
 from functools import lru_cache
 from re import Match
 from typing import Any
 
 from mistune.block_parser import BlockParser
 from mistune.core import BlockState
-from mistune.helpers import unescape_char
 from mistune.markdown import Markdown
 from mistune.plugins.table import table
 
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.model.blocks import (
-    AudioRefBlock,
-    CodeBlock,
-    HeadingBlock,
-    ImageRefBlock,
-    ListBlock,
-    ParagraphBlock,
-    TableBlock,
-)
-from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.model.blocks import CodeBlock, ListBlock, ParagraphBlock, TableBlock
 from kebab_chunk.model.spans import LineSpan
-from kebab_chunk.parsers._front_matter import read_front_matter
-from kebab_chunk.parsers._source import LineCounter, newline_view, trim_region
-from kebab_chunk.parsers.base import BlockIds, ParseLimits
-from kebab_chunk.parsers.decode import decode_text
+from kebab_chunk.parsers._assemble import Assembler, check_block_count
+from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownSource, begin, finish, media_ref
+from kebab_chunk.parsers._source import LineCounter, trim_region
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "MarkdownParser"]
 
 PARSER_VERSION = "md-mistune-v1"
-_DEFAULT_LIMITS = ParseLimits()
-MEDIA_TYPE = "text/markdown"
-
-AnyBlock = (
-    HeadingBlock
-    | ParagraphBlock
-    | ListBlock
-    | CodeBlock
-    | TableBlock
-    | ImageRefBlock
-    | AudioRefBlock
-)
 
 _START = "_kebab_start"  # key added to top-level token dicts: source offset of the token
 _ITEMS = "_kebab_items"  # key added to top-level list tokens: cursors after each item
@@ -68,14 +45,6 @@ _GAP = "_gap"  # pseudo token type: source consumed without a token (link refere
 _NO_BLOCK = frozenset({"blank_line", "thematic_break", _GAP})
 
 _WHITESPACE_LINE = re.compile(r"^[ \t\f\v]+$", re.MULTILINE)
-_AUDIO_EXTENSIONS = (".mp3", ".wav", ".ogg", ".m4a", ".flac")
-_IMAGE_ONLY = re.compile(
-    r"!\[(?P<alt>(?:[^\[\]\\]|\\.)*)\]"
-    r"\(\s*(?P<src><[^<>\n]*>|(?:[^\s()\\]|\\.|\((?:[^\s()\\]|\\.)*\))+)"
-    r"(?:\s+(?P<title>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\)))?"
-    r"\s*\)",
-    re.DOTALL,
-)
 
 
 class _RecordingState(BlockState):
@@ -169,55 +138,16 @@ class MarkdownParser:
     media_types = (MEDIA_TYPE,)
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = _DEFAULT_LIMITS
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
-        started = _clock()
-        text, warnings = decode_text(raw, source_uri)
-        view = newline_view(text)
-        front = read_front_matter(text, view)
-        metadata = front.metadata if front else {}
-        if front:
-            warnings.extend(front.warnings)
-        regions = _top_level_regions(view, front.end if front else 0, limits, source_uri)
-        if sum(1 for region in regions if region[2]["type"] not in _NO_BLOCK) > limits.max_blocks:
-            raise LimitExceededError(
-                f"{source_uri} has more than {limits.max_blocks} blocks; split the file "
-                "or raise ParseLimits.max_blocks."
-            )
-        _check_time(started, limits, source_uri)
-        the_doc_id = doc_id(source_uri)
-        blocks = _Builder(text, view, BlockIds(the_doc_id)).build(regions)
-        _check_time(started, limits, source_uri)
-        title = metadata.get("title")
-        if not isinstance(title, str):
-            title = next(
-                (b.title for b in blocks if isinstance(b, HeadingBlock) and b.level == 1), None
-            )
-        return CanonicalDocument(
-            doc_id=the_doc_id,
-            source_uri=source_uri,
-            media_type=MEDIA_TYPE,
-            content_hash=content_hash(raw),
-            parser_version=PARSER_VERSION,
-            title=title,
-            metadata=metadata,
-            blocks=tuple(blocks),
-            warnings=tuple(warnings),
-        )
-
-
-def _clock() -> float:
-    return time.monotonic()
-
-
-def _check_time(started: float, limits: ParseLimits, source_uri: str) -> None:
-    """Stop cooperatively once the document has used up ``limits.time_budget_s``."""
-    elapsed = _clock() - started
-    if elapsed > limits.time_budget_s:
-        raise LimitExceededError(
-            f"{source_uri} took {elapsed:.1f}s to parse, over time_budget_s="
-            f"{limits.time_budget_s}; split the file or raise the budget."
-        )
+        assembler, source = begin(raw, source_uri, PARSER_VERSION, limits)
+        regions = _top_level_regions(source.view, source.body_start, limits, source_uri)
+        count = sum(1 for region in regions if region[2]["type"] not in _NO_BLOCK)
+        check_block_count(count, limits, source_uri)
+        assembler.check_time()
+        _Builder(source, assembler).build(regions)
+        assembler.check_time()
+        return finish(assembler, source)
 
 
 def _top_level_regions(
@@ -254,88 +184,50 @@ def _top_level_regions(
 
 
 class _Builder:
-    """Turns top-level regions into blocks with spans, heading paths and ids."""
+    """Turns top-level regions into blocks with exact ``lines`` spans."""
 
-    def __init__(self, text: str, view: str, ids: BlockIds) -> None:
-        self.text = text
-        self.view = view
-        self.ids = ids
-        self.lines = LineCounter(view)
-        self.headings: list[tuple[int, str]] = []  # open sections: (level, title)
+    def __init__(self, source: MarkdownSource, assembler: Assembler) -> None:
+        self.text = source.text
+        self.view = source.view
+        self.assembler = assembler
+        self.lines = LineCounter(source.view)
 
-    def build(self, regions: list[tuple[int, int, dict[str, Any]]]) -> list[AnyBlock]:
-        blocks: list[AnyBlock] = []
+    def build(self, regions: list[tuple[int, int, dict[str, Any]]]) -> None:
         for start, end, token in regions:
             if token["type"] in _NO_BLOCK:
                 continue
             trimmed = trim_region(self.text, self.view, start, end)
             if trimmed is not None:
-                blocks.append(self._block(token, *trimmed))
-        return blocks
+                self._block(token, *trimmed)
 
-    def _block(self, token: dict[str, Any], start: int, end: int) -> AnyBlock:
+    def _block(self, token: dict[str, Any], start: int, end: int) -> None:
         text = self.text[start:end]
-        span = LineSpan(
-            line_start=self.lines.line_of(start),
-            line_end=self.lines.line_of(end - 1),
-            char_start=start,
-            char_end=end,
+        spans = (
+            LineSpan(
+                line_start=self.lines.line_of(start),
+                line_end=self.lines.line_of(end - 1),
+                char_start=start,
+                char_end=end,
+            ),
         )
+        add = self.assembler.add
         kind = token["type"]
         if kind == "heading":
-            level = int(token["attrs"]["level"])
             title = " ".join(str(token.get("text", "")).split())
-            while self.headings and self.headings[-1][0] >= level:
-                self.headings.pop()
-            self.headings.append((level, title))
-            return HeadingBlock(
-                block_id=self.ids.next("heading", text),
-                text=text,
-                heading_path=self._path(),
-                spans=(span,),
-                level=level,
-                title=title,
-            )
-        path = self._path()
-        if kind == "list":
-            return ListBlock(
-                block_id=self.ids.next("list", text),
-                text=text,
-                heading_path=path,
-                spans=(span,),
-                ordered=bool(token["attrs"]["ordered"]),
-                items=self._items(token, start, end),
-            )
-        if kind == "block_code":
+            self.assembler.add_heading(int(token["attrs"]["level"]), title, text, spans)
+        elif kind == "list":
+            ordered = bool(token["attrs"]["ordered"])
+            add(ListBlock, text, spans, ordered=ordered, items=self._items(token, start, end))
+        elif kind == "block_code":
             info = str(token.get("attrs", {}).get("info", "")).split()
-            return CodeBlock(
-                block_id=self.ids.next("code", text),
-                text=text,
-                heading_path=path,
-                spans=(span,),
-                language=info[0] if info else None,
-            )
-        if kind == "table":
+            add(CodeBlock, text, spans, language=info[0] if info else None)
+        elif kind == "table":
             head, body = token["children"]
-            return TableBlock(
-                block_id=self.ids.next("table", text),
-                text=text,
-                heading_path=path,
-                spans=(span,),
-                header=tuple(_cell(c) for c in head["children"]),
-                rows=tuple(tuple(_cell(c) for c in row["children"]) for row in body["children"]),
-            )
-        if kind == "paragraph":
-            media = _media_ref(text, self.ids, path, span)
-            if media is not None:
-                return media
-        # paragraphs, block quotes, HTML blocks: kept as written
-        return ParagraphBlock(
-            block_id=self.ids.next("paragraph", text), text=text, heading_path=path, spans=(span,)
-        )
-
-    def _path(self) -> tuple[str, ...]:
-        return tuple(title for _, title in self.headings)
+            header = tuple(_cell(c) for c in head["children"])
+            rows = tuple(tuple(_cell(c) for c in row["children"]) for row in body["children"])
+            add(TableBlock, text, spans, header=header, rows=rows)
+        elif kind != "paragraph" or media_ref(text, self.assembler, spans[0]) is None:
+            add(ParagraphBlock, text, spans)  # paragraphs, block quotes, HTML blocks: as written
 
     def _items(self, token: dict[str, Any], start: int, end: int) -> tuple[str, ...]:
         """Source text of each top-level item, split where mistune started the next item.
@@ -359,37 +251,3 @@ class _Builder:
 
 def _cell(cell: dict[str, Any]) -> str:
     return str(cell.get("text", "")).strip()
-
-
-def _media_ref(
-    text: str, ids: BlockIds, path: tuple[str, ...], span: LineSpan
-) -> ImageRefBlock | AudioRefBlock | None:
-    """An image-only paragraph as an image (or, for an audio file, an audio) reference."""
-    if not text.lstrip().startswith("!["):
-        return None
-    match = _IMAGE_ONLY.fullmatch(text.strip())
-    if match is None:
-        return None
-    alt = unescape_char(match["alt"])
-    src = match["src"]
-    src = unescape_char(src[1:-1] if src.startswith("<") else src)
-    title = unescape_char(match["title"][1:-1]) if match["title"] else None
-    bare = src.split("#", 1)[0].split("?", 1)[0].lower()
-    if bare.endswith(_AUDIO_EXTENSIONS):
-        return AudioRefBlock(
-            block_id=ids.next("audio_ref", text),
-            text=text,
-            heading_path=path,
-            spans=(span,),
-            src=src,
-            caption=alt or title or None,
-        )
-    return ImageRefBlock(
-        block_id=ids.next("image_ref", text),
-        text=text,
-        heading_path=path,
-        spans=(span,),
-        alt=alt,
-        src=src,
-        caption=title or None,
-    )

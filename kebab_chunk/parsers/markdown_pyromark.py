@@ -24,51 +24,25 @@ pulldown-cmark reads LF and CRLF line ends natively; only lone CRs are given to 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pyromark
 
-from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.model.blocks import (
-    AudioRefBlock,
-    CodeBlock,
-    HeadingBlock,
-    ImageRefBlock,
-    ListBlock,
-    ParagraphBlock,
-    TableBlock,
-    make_block,
-)
-from kebab_chunk.model.document import make_document
-from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.model.blocks import CodeBlock, ListBlock, ParagraphBlock, TableBlock, make_block
 from kebab_chunk.model.spans import LineSpan, line_span
-from kebab_chunk.parsers._front_matter import read_front_matter
-from kebab_chunk.parsers._source import BLANK_CHARS, LineCounter, newline_view
-from kebab_chunk.parsers.base import BlockIds, ParseLimits
-from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.markdown import _media_ref
+from kebab_chunk.parsers._assemble import Assembler, check_block_count
+from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownSource, begin, finish, media_ref
+from kebab_chunk.parsers._source import BLANK_CHARS, LineCounter
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "PyromarkMarkdownParser"]
 
 PARSER_VERSION = "md-pyromark-v1"
-MEDIA_TYPE = "text/markdown"
-_DEFAULT_LIMITS = ParseLimits()
 
 #: GFM pipe tables on; every other extension off (CommonMark block structure otherwise).
 _MARKDOWN = pyromark.Markdown(options=pyromark.Options.ENABLE_TABLES)
-
-AnyBlock = (
-    HeadingBlock
-    | ParagraphBlock
-    | ListBlock
-    | CodeBlock
-    | TableBlock
-    | ImageRefBlock
-    | AudioRefBlock
-)
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 
@@ -92,45 +66,21 @@ class PyromarkMarkdownParser:
     media_types = (MEDIA_TYPE,)
 
     def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = _DEFAULT_LIMITS
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
-        started = _clock()
-        text, warnings = decode_text(raw, source_uri)
-        view = newline_view(text)
-        front = read_front_matter(text, view)
-        metadata = front.metadata if front else {}
-        base = 0
-        if front:
-            warnings.extend(front.warnings)
-            base = front.end
-        body = text[base:] if base else text
-        records, deepest = _scan(_lone_cr_as_lf(body), limits, started, source_uri)
+        assembler, source = begin(raw, source_uri, PARSER_VERSION, limits)
+        base = source.body_start
+        body = source.text[base:] if base else source.text
+        records, deepest = _scan(_lone_cr_as_lf(body), assembler)
         if deepest > limits.max_nesting:
-            warnings.append(
+            source.warnings.append(
                 f"Markdown elements nest {deepest} levels deep (a list and its items count "
                 f"as two), over max_nesting={limits.max_nesting}; the deeper structure is "
                 "kept as the text of its top-level block"
             )
-        the_doc_id = doc_id(source_uri)
-        offsets = _code_points(body, base)
-        blocks = _Builder(text, view, offsets, BlockIds(the_doc_id)).build(records)
-        _check_time(started, limits, source_uri)
-        title = metadata.get("title")
-        if not isinstance(title, str):
-            title = next(
-                (b.title for b in blocks if isinstance(b, HeadingBlock) and b.level == 1), None
-            )
-        return make_document(
-            doc_id=the_doc_id,
-            source_uri=source_uri,
-            media_type=MEDIA_TYPE,
-            content_hash=content_hash(raw),
-            parser_version=PARSER_VERSION,
-            title=title,
-            metadata=metadata,
-            blocks=tuple(blocks),
-            warnings=tuple(warnings),
-        )
+        _Builder(source, _code_points(body, base), assembler).build(records)
+        assembler.check_time()
+        return finish(assembler, source)
 
 
 def _lone_cr_as_lf(body: str) -> str:
@@ -145,30 +95,7 @@ def _lone_cr_as_lf(body: str) -> str:
     return _LONE_CR.sub("\n", body)
 
 
-def _clock() -> float:
-    return time.monotonic()
-
-
-def _check_time(started: float, limits: ParseLimits, source_uri: str) -> None:
-    """Stop cooperatively once the document has used up ``limits.time_budget_s``."""
-    elapsed = _clock() - started
-    if elapsed > limits.time_budget_s:
-        raise LimitExceededError(
-            f"{source_uri} took {elapsed:.1f}s to parse, over time_budget_s="
-            f"{limits.time_budget_s}; split the file or raise the budget."
-        )
-
-
-def _too_many_blocks(source_uri: str, limits: ParseLimits) -> LimitExceededError:
-    return LimitExceededError(
-        f"{source_uri} has more than {limits.max_blocks} blocks; split the file "
-        "or raise ParseLimits.max_blocks."
-    )
-
-
-def _scan(
-    body: str, limits: ParseLimits, started: float, source_uri: str
-) -> tuple[list[_Record], int]:
+def _scan(body: str, assembler: Assembler) -> tuple[list[_Record], int]:
     """Walk pulldown-cmark's events once; return the top-level blocks and the deepest nesting.
 
     Each record is ``(kind, byte_start, byte_end, details)``: for a heading ``(level,
@@ -188,7 +115,7 @@ def _scan(
     items: list[int] = []
     header: list[tuple[int, int]] = []
     rows: list[list[tuple[int, int]]] = []
-    max_blocks = limits.max_blocks
+    limits, source_uri = assembler.limits, assembler.source_uri
     for event, where in _MARKDOWN.events_with_range(body):
         if event.__class__ is not dict:
             # SoftBreak / HardBreak (inline) or Rule (a thematic break: no block)
@@ -243,16 +170,14 @@ def _scan(
             records.append((kind, start, end, details))
             mode = _PLAIN
             if not len(records) & _TIME_CHECK_MASK:
-                if len(records) > max_blocks:
-                    raise _too_many_blocks(source_uri, limits)
-                _check_time(started, limits, source_uri)
+                check_block_count(len(records), limits, source_uri)
+                assembler.check_time()
             continue
         if mode == _HEADING:  # Text, Code, InlineHtml, ... inside a heading
             if first < 0:
                 first = where["start"]
             last = where["end"]
-    if len(records) > max_blocks:
-        raise _too_many_blocks(source_uri, limits)
+    check_block_count(len(records), limits, source_uri)
     return records, deepest
 
 
@@ -309,24 +234,26 @@ class _Utf8Offsets:
 class _Builder:
     """Turns scanned records into blocks with exact spans, heading paths and ids."""
 
-    def __init__(self, text: str, view: str, offsets: Callable[[int], int], ids: BlockIds) -> None:
-        self.text = text
-        self.view = view
+    def __init__(
+        self, source: MarkdownSource, offsets: Callable[[int], int], assembler: Assembler
+    ) -> None:
+        self.text = source.text
+        self.view = source.view
         self.chars = offsets
-        self.ids = ids
-        self.lines = LineCounter(view)
-        self.headings: list[tuple[int, str]] = []  # open sections: (level, title)
-        self.path: tuple[str, ...] = ()  # titles of self.headings, rebuilt at each heading
+        self.assembler = assembler
+        self.lines = LineCounter(source.view)
 
-    def build(self, records: list[_Record]) -> list[AnyBlock]:
-        """Blocks of the scanned records, in order (records whose text is blank are dropped).
+    def build(self, records: list[_Record]) -> None:
+        """Add the blocks of the scanned records, in order (blank ones are dropped).
 
         The loop is the parser's hot path, so the per-block helpers are inlined: the line
-        start is found with one ``rfind`` on the newline view, and line numbers are counted
-        on from the previous block (records come in document order, see ``LineCounter``).
+        start is found with one ``rfind`` on the newline view, line numbers are counted
+        on from the previous block (records come in document order, see ``LineCounter``),
+        and a plain paragraph is made and appended without a call to the assembler.
         """
-        blocks: list[AnyBlock] = []
-        chars, source, view, next_id = self.chars, self.text, self.view, self.ids.next
+        chars, source, view = self.chars, self.text, self.view
+        assembler = self.assembler
+        next_id, append = assembler.ids.next, assembler.blocks.append
         line_of = self.lines.line_of
         for kind, byte_start, byte_end, details in records:
             pos = chars(byte_start)
@@ -338,19 +265,14 @@ class _Builder:
                 continue
             end = start + len(text)
             span = line_span(line_of(start), line_of(end - 1), start, end)
-            if kind == "paragraph":
-                block: AnyBlock | None = None
-                # not a block quote or HTML, and maybe an image-only paragraph
-                if details is True and "![" in text:
-                    block = _media_ref(text, self.ids, self.path, span)
-                if block is None:
-                    block = make_block(
-                        ParagraphBlock, next_id("paragraph", text), text, self.path, (span,)
-                    )
-                blocks.append(block)
-            else:
-                blocks.append(self._block(kind, start, text, span, details))
-        return blocks
+            if kind != "paragraph":
+                self._block(kind, start, text, span, details)
+                continue
+            # details: not a block quote or HTML block, so maybe an image-only paragraph
+            if details is True and "![" in text and media_ref(text, assembler, span):
+                continue
+            paragraph = next_id("paragraph", text)
+            append(make_block(ParagraphBlock, paragraph, text, assembler.path, (span,)))
 
     def _line_start(self, pos: int) -> int:
         """``pos`` moved back to the start of its line when only indentation precedes it."""
@@ -359,50 +281,28 @@ class _Builder:
             return pos  # defensive: a block never starts mid-line at the top level
         return line_start
 
-    def _block(self, kind: str, start: int, text: str, span: LineSpan, details: Any) -> AnyBlock:
-        """A heading, list, code or table block (paragraphs are built in :meth:`build`)."""
+    def _block(self, kind: str, start: int, text: str, span: LineSpan, details: Any) -> None:
+        """Add a heading, list, code or table block (paragraphs are added by :meth:`build`)."""
+        spans = (span,)
         if kind == "heading":
             level, first, last = details
             title = "" if first < 0 else self._title(text, start, last)
-            headings = self.headings
-            while headings and headings[-1][0] >= level:
-                headings.pop()
-            headings.append((level, title))
-            self.path = tuple(title for _, title in headings)
-            return make_block(
-                HeadingBlock,
-                self.ids.next("heading", text),
-                text,
-                self.path,
-                (span,),
-                level=level,
-                title=title,
-            )
-        if kind == "list":
+            self.assembler.add_heading(level, title, text, spans)
+        elif kind == "list":
             ordered, item_starts = details
-            return make_block(
-                ListBlock,
-                self.ids.next("list", text),
+            items = self._items(item_starts, start, start + len(text))
+            self.assembler.add(ListBlock, text, spans, ordered=ordered, items=items)
+        elif kind == "code":
+            self.assembler.add(CodeBlock, text, spans, language=details)
+        else:
+            header, rows = details
+            self.assembler.add(
+                TableBlock,
                 text,
-                self.path,
-                (span,),
-                ordered=ordered,
-                items=self._items(item_starts, start, start + len(text)),
+                spans,
+                header=tuple(self._slice(*cell).strip() for cell in header),
+                rows=tuple(tuple(self._slice(*cell).strip() for cell in row) for row in rows),
             )
-        if kind == "code":
-            return make_block(
-                CodeBlock, self.ids.next("code", text), text, self.path, (span,), language=details
-            )
-        header, rows = details
-        return make_block(
-            TableBlock,
-            self.ids.next("table", text),
-            text,
-            self.path,
-            (span,),
-            header=tuple(self._slice(*cell).strip() for cell in header),
-            rows=tuple(tuple(self._slice(*cell).strip() for cell in row) for row in rows),
-        )
 
     def _title(self, text: str, start: int, byte_end: int) -> str:
         """A heading's content as written (ATX marker and closing sequence excluded).

@@ -1,4 +1,4 @@
-"""Properties of md-mistune-v1 over generated Markdown.
+"""Properties of both Markdown parser versions over generated Markdown.
 
 Two generators: *composed* documents built from known constructs (headings, paragraphs,
 lists, fences, tables, quotes, images, thematic breaks) with LF or CRLF line ends, whose
@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import CodeBlock, HeadingBlock, ListBlock, TableBlock
-from kebab_chunk.parsers.markdown import MarkdownParser
-from tests.parsers.test_markdown import assert_exact
+from tests.parsers.test_markdown import MARKDOWN_PARSERS, assert_exact
 
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:-[ \t]*){3,}|(?:_[ \t]*){3,}|(?:\*[ \t]*){3,})")
 _BLANK = " \t\r\n\f\v"
@@ -156,10 +156,10 @@ def documents(draw: st.DrawFn) -> tuple[list[Element], str, str]:
     return parts, lf, lf.replace("\n", "\r\n")
 
 
-def parse(text: str) -> CanonicalDocument:
+def parse(version: str, text: str) -> CanonicalDocument:
     raw = text.encode("utf-8")
-    doc = MarkdownParser().parse(raw, "gen.md")
-    assert_exact(doc, raw)
+    doc = MARKDOWN_PARSERS[version]().parse(raw, "gen.md")
+    assert_exact(doc, raw)  # exact slices, order, no overlap, line numbers, no blanks
     return doc
 
 
@@ -179,12 +179,13 @@ def assert_nothing_lost(doc: CanonicalDocument, text: str) -> None:
         line_start = line_end + 1
 
 
-@given(documents())
+@pytest.mark.parametrize("version", sorted(MARKDOWN_PARSERS))
+@given(generated=documents())
 def test_composed_documents_keep_structure_and_offsets(
-    generated: tuple[list[Element], str, str],
+    version: str, generated: tuple[list[Element], str, str]
 ) -> None:
     parts, lf, crlf = generated
-    doc = parse(lf)
+    doc = parse(version, lf)
     expected = [p for p in parts if p.kind is not None]
     assert [b.kind for b in doc.blocks] == [p.kind for p in expected]
     for block, part in zip(doc.blocks, expected, strict=True):
@@ -198,14 +199,14 @@ def test_composed_documents_keep_structure_and_offsets(
             assert block.header == part.detail
     assert_nothing_lost(doc, lf)
 
-    crlf_doc = parse(crlf)
+    crlf_doc = parse(version, crlf)
     assert_nothing_lost(crlf_doc, crlf)
     assert [b.kind for b in crlf_doc.blocks] == [b.kind for b in doc.blocks]
     assert [b.spans[0].line_start for b in crlf_doc.blocks] == [
         b.spans[0].line_start for b in doc.blocks
     ]
     assert [b.text.replace("\r\n", "\n") for b in crlf_doc.blocks] == [b.text for b in doc.blocks]
-    assert parse(lf) == doc, "parsing is not deterministic"
+    assert parse(version, lf) == doc, "parsing is not deterministic"
 
 
 chaos = st.text(
@@ -213,9 +214,12 @@ chaos = st.text(
 )
 
 
-@given(chaos)
-def test_chaotic_markdown_keeps_the_invariants(body: str) -> None:
-    text = "x\n" + body  # no front matter; the alphabet has no ':' so no link definitions
-    doc = parse(text)
+@pytest.mark.parametrize("version", sorted(MARKDOWN_PARSERS))
+@given(body=chaos, prefix=st.sampled_from(["", "é", "東京😀"]))
+def test_chaotic_markdown_keeps_the_invariants(version: str, body: str, prefix: str) -> None:
+    # no front matter; the alphabet has no ':' so no link definitions. The prefix makes the
+    # text non-ASCII, so md-pyromark-v1 must convert byte offsets.
+    text = prefix + "x\n" + body
+    doc = parse(version, text)
     assert_nothing_lost(doc, text)
-    assert parse(text) == doc
+    assert parse(version, text) == doc
