@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kebab_chunk.chunkers._separators import line_break_ends, line_starts, sub_line_span
+from kebab_chunk.chunkers._separators import is_exact, line_break_ends, line_starts, sub_line_span
 from kebab_chunk.model import LineSpan, PageSpan, SourceSpan
 from kebab_chunk.model.spans import ElementSpan
 
@@ -85,7 +85,7 @@ def make_anchor(text: str, spans: Sequence[SourceSpan]) -> Anchor:
     """Classify how ``text`` maps onto ``spans`` (see the module docstring)."""
     spans = tuple(spans)
     first, last = spans[0], spans[-1]
-    if len(spans) == 1 and first.char_end - first.char_start == len(text):
+    if is_exact(text, spans):
         kind = "element" if isinstance(first, ElementSpan) else "slice"
         return Anchor(kind, text, spans, base=first)
     if last.char_end - first.char_start == len(text) and _ordered(spans):

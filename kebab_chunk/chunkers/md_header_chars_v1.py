@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from kebab_chunk.chunkers._separators import (
     CHAR_LEVELS,
+    is_exact,
     line_break_ends,
     separator_spans,
     sub_line_span,
@@ -164,12 +165,8 @@ class _Section:
 
 def _line_span(block: Block) -> LineSpan | None:
     """The block's single ``lines`` span if it locates exactly ``block.text``."""
-    if len(block.spans) != 1:
-        return None
-    span = block.spans[0]
-    if not isinstance(span, LineSpan) or span.char_end - span.char_start != len(block.text):
-        return None
-    return span
+    span = block.spans[0] if is_exact(block.text, block.spans) else None
+    return span if isinstance(span, LineSpan) else None
 
 
 def _sections(doc: CanonicalDocument) -> list[_Section]:

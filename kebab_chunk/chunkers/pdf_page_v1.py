@@ -24,7 +24,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from itertools import accumulate
 
-from kebab_chunk.chunkers._separators import PDF_SEGMENT_END, separator_spans
+from kebab_chunk.chunkers._separators import PDF_SEGMENT_END, is_exact, separator_spans
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, PageSpan, ParagraphBlock
@@ -85,12 +85,10 @@ class PdfPageV1Chunker:
 
 def _page_span(block: object) -> PageSpan | None:
     """The block's page span if it is a paragraph with exactly one span covering its text."""
-    if not isinstance(block, ParagraphBlock) or len(block.spans) != 1:
+    if not isinstance(block, ParagraphBlock) or not is_exact(block.text, block.spans):
         return None
     span = block.spans[0]
-    if not isinstance(span, PageSpan) or span.char_end - span.char_start != len(block.text):
-        return None
-    return span
+    return span if isinstance(span, PageSpan) else None
 
 
 def _segment_ends(text: str) -> list[int]:
