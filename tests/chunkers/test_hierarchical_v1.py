@@ -9,11 +9,10 @@ import pytest
 from kebab_chunk.chunkers import Chunker, get_chunker
 from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.model import Block, CanonicalDocument, Chunk, LineSpan, ListBlock, make_policy
-from kebab_chunk.model.ids import doc_id
+from kebab_chunk.model import Chunk, LineSpan, ListBlock, make_policy
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.tokenizers import get_tokenizer
-from tests.chunkers.token_docs import H, Img, Items, P, Table, build
+from tests.chunkers.token_docs import H, Img, Items, P, Table, build, doc_with
 
 CHUNKER = HierarchicalV1Chunker()
 TOKENIZERS = ["bytes-3", "hf:all-MiniLM-L6-v2", "tiktoken:cl100k_base"]
@@ -120,13 +119,7 @@ def test_marker_fallback_locates_items_of_other_renderings() -> None:
 
 
 def test_empty_document_gives_no_chunks() -> None:
-    doc = CanonicalDocument(
-        doc_id=doc_id("e.md"),
-        source_uri="e.md",
-        media_type="text/markdown",
-        content_hash="0",
-        parser_version="x",
-    )
+    doc = doc_with(())
     assert CHUNKER.chunk(doc, make_policy()) == []
     assert list(CHUNKER.iter_chunks(doc, make_policy())) == []
 
@@ -188,17 +181,6 @@ def test_registered_and_satisfies_the_protocol() -> None:
     assert chunker.accepts(build([P("x")]).doc)
 
 
-def _doc_with(block: Block, uri: str = "x.docx") -> CanonicalDocument:
-    return CanonicalDocument(
-        doc_id=doc_id(uri),
-        source_uri=uri,
-        media_type="x",
-        content_hash="0",
-        parser_version="test",
-        blocks=(block,),
-    )
-
-
 def test_items_of_a_structured_list_cite_their_own_elements() -> None:
     items = ("first", "nested", "last one")
     spans = tuple(
@@ -207,7 +189,7 @@ def test_items_of_a_structured_list_cite_their_own_elements() -> None:
     block = ListBlock(
         block_id="L", text="- first\n  - nested\n- last one", spans=spans, items=items
     )
-    chunks = CHUNKER.chunk(_doc_with(block), make_policy(merge_list_items=False))
+    chunks = CHUNKER.chunk(doc_with([block], "x.docx", "x"), make_policy(merge_list_items=False))
     assert [(c.text, c.source_spans) for c in chunks] == [
         (t, (s,)) for t, s in zip(items, spans, strict=True)
     ]
@@ -222,7 +204,7 @@ def test_items_of_a_rendered_list_cite_the_list_and_keep_unique_ids() -> None:
         spans=(span,),
         items=("alpha", "beta", "gamma"),
     )
-    chunks = CHUNKER.chunk(_doc_with(block, "x.html"), make_policy(merge_list_items=False))
+    chunks = CHUNKER.chunk(doc_with([block], "x.html", "x"), make_policy(merge_list_items=False))
     assert [c.text for c in chunks] == ["- alpha", "- beta", "- gamma"]
     assert all(c.source_spans == (span,) for c in chunks)
     assert len({c.chunk_id for c in chunks}) == 3

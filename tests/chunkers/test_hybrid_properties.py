@@ -17,6 +17,7 @@ from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
 from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
 from kebab_chunk.model import CanonicalDocument, Chunk, HeadingBlock, TableBlock, make_policy
 from kebab_chunk.parsers.markdown import MarkdownParser
+from tests.chunkers.helpers import FIXED_WORDS, sentences, words
 from tests.chunkers.token_docs import (
     P,
     build,
@@ -30,16 +31,10 @@ TOKENIZERS = ["bytes-3", "hf:all-MiniLM-L6-v2", "tiktoken:cl100k_base"]
 HYBRID = HybridV1Chunker()
 HIERARCHICAL = HierarchicalV1Chunker()
 
-_WORDS = ["alpha", "beta", "gamma", "naïve", "한국어", "🙂", "x", "e.g.", "3.14", "Ünïcödé"]
-_letters = st.characters(codec="utf-8", categories=["Lu", "Ll", "Lo", "Nd"])
-word = st.one_of(st.sampled_from(_WORDS), st.text(_letters, min_size=1, max_size=30))
-sentence = st.builds(
-    lambda ws, end: " ".join(ws) + end,
-    st.lists(word, min_size=1, max_size=14),
-    st.sampled_from([".", "!", "?", "", "…", "。"]),
-)
+word = words(max_size=30)
+sentence = sentences(word, max_words=14)
 paragraph = st.lists(sentence, min_size=1, max_size=12).map(" ".join)
-title = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join)
+title = st.lists(st.sampled_from(FIXED_WORDS), min_size=1, max_size=3).map(" ".join)
 
 
 @st.composite
@@ -59,7 +54,7 @@ def markdown(draw: st.DrawFn, *, table_only_words: bool = False) -> str:
             lines = draw(st.lists(st.lists(word, max_size=8).map(" ".join), min_size=1, max_size=8))
             blocks.append("\n".join(["```", *lines, "```"]))
         elif kind == "table":
-            cell = st.sampled_from(_WORDS) if table_only_words else word
+            cell = st.sampled_from(FIXED_WORDS) if table_only_words else word
             width = draw(st.integers(1, 3))
             header = draw(st.lists(cell, min_size=width, max_size=width))
             rows = draw(st.lists(st.lists(cell, min_size=width, max_size=width), max_size=12))

@@ -21,7 +21,6 @@ from kebab_chunk.model import (
     TableBlock,
     make_policy,
 )
-from kebab_chunk.model.ids import doc_id
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.tokenizers import ByteProxyTokenizer, get_tokenizer
 from tests.chunkers.token_docs import (
@@ -32,6 +31,7 @@ from tests.chunkers.token_docs import (
     Table,
     build,
     check_chunks,
+    doc_with,
     element_doc,
     page_doc,
     rendered_doc,
@@ -258,13 +258,7 @@ def test_a_character_over_the_budget_is_kept_with_a_warning() -> None:
 
 
 def test_empty_document_gives_no_chunks() -> None:
-    doc = CanonicalDocument(
-        doc_id=doc_id("e.md"),
-        source_uri="e.md",
-        media_type="text/markdown",
-        content_hash="0",
-        parser_version="x",
-    )
+    doc = doc_with(())
     assert run(doc) == []
 
 
@@ -427,14 +421,7 @@ def test_record_spans_of_a_csv_table_give_the_row_cuts() -> None:
         header=("key", "value"),
         rows=tuple((f"r{i}", f"cell\r\nwrapped {i}") for i in range(12)),
     )
-    doc = CanonicalDocument(
-        doc_id=doc_id("t.csv"),
-        source_uri="t.csv",
-        media_type="text/csv",
-        content_hash="0",
-        parser_version="test",
-        blocks=(block,),
-    )
+    doc = doc_with([block], "t.csv", "text/csv")
     chunks = run(doc, max_tokens=40)
     check_chunks(chunks, "bytes-3", 40, source)
     assert len(chunks) > 2
@@ -453,14 +440,7 @@ def test_a_caption_alone_over_budget_is_kept_trimmed_not_dropped() -> None:
         heading_path=("A",),
         spans=(LineSpan(line_start=1, line_end=1, char_start=0, char_end=1),),
     )
-    doc = CanonicalDocument(
-        doc_id=doc_id("i.md"),
-        source_uri="i.md",
-        media_type="text/markdown",
-        content_hash="0",
-        parser_version="test",
-        blocks=(block,),
-    )
+    doc = doc_with([block], "i.md")
     warnings: list[str] = []
     chunks = list(CHUNKER.iter_chunks(doc, make_policy(max_tokens=30), warnings))
     assert len(chunks) == 1 and chunks[0].captions == () and warnings

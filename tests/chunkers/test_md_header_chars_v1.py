@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,13 +24,13 @@ from kebab_chunk.model import (
     Chunk,
     ChunkPolicy,
     LineSpan,
-    PageSpan,
-    ParagraphBlock,
     make_policy,
 )
-from kebab_chunk.model.ids import block_id, chunk_id, content_hash, doc_id
+from kebab_chunk.model.ids import chunk_id
 from kebab_chunk.parsers import parse_document
 from kebab_chunk.parsers.decode import decode_text
+from tests.chunkers.helpers import outputs_under_hash_seeds
+from tests.chunkers.token_docs import page_doc
 from tests.golden import assert_golden, parse_for_golden
 
 LABEL = "md-header-chars-v1"
@@ -104,21 +101,7 @@ def test_token_estimate_is_the_byte_proxy() -> None:
 
 
 def _pdf_like() -> CanonicalDocument:
-    the_doc_id = doc_id("a.pdf")
-    return CanonicalDocument(
-        doc_id=the_doc_id,
-        source_uri="a.pdf",
-        media_type="application/pdf",
-        content_hash=content_hash(b"%PDF-"),
-        parser_version="pdf-text-v1",
-        blocks=(
-            ParagraphBlock(
-                block_id=block_id(the_doc_id, "paragraph", "page text", 0),
-                text="page text",
-                spans=(PageSpan(page=1, char_start=0, char_end=9),),
-            ),
-        ),
-    )
+    return page_doc(["page text"], "a.pdf", raw=b"%PDF-", parser_version="pdf-text-v1")
 
 
 def test_pdf_documents_are_refused_with_a_sentence() -> None:
@@ -242,13 +225,7 @@ def test_same_records_across_hash_seeds() -> None:
         "recs = get_chunker('md-header-chars-v1').chunk(doc, policy)\n"
         "print(json.dumps([r.model_dump(mode='json') for r in recs]))\n"
     )
-    outputs = []
-    for seed in ("0", "12345"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        result = subprocess.run(
-            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-        )
-        outputs.append(json.loads(result.stdout))
+    outputs = [json.loads(out) for out in outputs_under_hash_seeds(script, ("0", "12345"))]
     assert outputs[0] == outputs[1]
     assert len(outputs[0]) > 3
 

@@ -21,6 +21,7 @@ from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.markdown import MarkdownParser
+from tests.chunkers.helpers import sentences, words
 from tests.chunkers.test_md_heading_v1 import (
     Part,
     build,
@@ -35,14 +36,8 @@ from tests.chunkers.test_md_heading_v1 import (
 
 CHUNKER = MdHeadingV1Chunker()
 
-_FIXED_WORDS = ["alpha", "beta", "gamma", "naïve", "한국어", "🙂", "x", "e.g.", "3.14", "Ünïcödé"]
-_letters = st.characters(codec="utf-8", categories=["Lu", "Ll", "Lo", "Nd"])
-word = st.one_of(st.sampled_from(_FIXED_WORDS), st.text(_letters, min_size=1, max_size=40))
-sentence = st.builds(
-    lambda words, end: " ".join(words) + end,
-    st.lists(word, min_size=1, max_size=12),
-    st.sampled_from([".", "!", "?", "", "…", "。"]),
-)
+word = words(max_size=40)
+sentence = sentences(word, max_words=12)
 prose = st.builds(
     lambda parts, seps: "".join(
         s + sep for s, sep in zip(parts, [*seps, ""], strict=False)

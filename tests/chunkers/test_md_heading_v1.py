@@ -10,13 +10,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -34,6 +30,7 @@ from kebab_chunk.model import (
     ParagraphBlock,
 )
 from kebab_chunk.model.ids import block_id, chunk_id, content_hash, doc_id
+from tests.chunkers.helpers import outputs_under_hash_seeds
 
 CHUNKER = MdHeadingV1Chunker()
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -455,19 +452,7 @@ print(json.dumps([c.model_dump(mode="json") for c in chunks], sort_keys=True))
 
 
 def test_determinism_across_pythonhashseed_values() -> None:
-    root = Path(__file__).resolve().parents[2]
-    outputs = []
-    for seed in ("0", "1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        result = subprocess.run(
-            [sys.executable, "-c", _SUBPROCESS],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        outputs.append(result.stdout)
+    outputs = outputs_under_hash_seeds(_SUBPROCESS, ("0", "1", "4242"))
     _, doc = build(_determinism_parts())
     here = CHUNKER.chunk(doc, ChunkPolicy(target_tokens=80, overlap_tokens=20))
     expected = json.dumps([c.model_dump(mode="json") for c in here], sort_keys=True) + "\n"

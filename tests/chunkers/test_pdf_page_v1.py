@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
@@ -26,9 +23,10 @@ from kebab_chunk.model import (
     ParagraphBlock,
 )
 from kebab_chunk.model.ids import chunk_id, content_hash, doc_id, policy_hash_of, slice_id_policy
-from kebab_chunk.parsers.base import BlockIds
 from kebab_chunk.parsers.pdf import PdfParser
 from kebab_chunk.tokenizers import BYTES_PER_TOKEN
+from tests.chunkers import token_docs
+from tests.chunkers.helpers import outputs_under_hash_seeds
 from tests.golden import assert_golden
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,23 +42,8 @@ CHUNKER = PdfPageV1Chunker()
 
 def page_doc(pages: Sequence[str], source_uri: str = "mem/doc.pdf") -> CanonicalDocument:
     """A CanonicalDocument shaped like pdf-text-v1 output, one paragraph per page."""
-    did = doc_id(source_uri)
-    ids = BlockIds(did)
-    return CanonicalDocument(
-        doc_id=did,
-        source_uri=source_uri,
-        media_type="application/pdf",
-        content_hash=content_hash("\f".join(pages).encode("utf-8")),
-        parser_version="pdf-text-v1",
-        blocks=tuple(
-            ParagraphBlock(
-                block_id=ids.next("paragraph", text),
-                text=text,
-                spans=(PageSpan(page=number, char_start=0, char_end=len(text)),),
-            )
-            for number, text in enumerate(pages, start=1)
-        ),
-    )
+    raw = "\f".join(pages).encode("utf-8")
+    return token_docs.page_doc(pages, source_uri, raw=raw, parser_version="pdf-text-v1")
 
 
 def page_texts(doc: CanonicalDocument) -> dict[int, str]:
@@ -421,17 +404,6 @@ print(json.dumps([c.model_dump(mode="json") for c in chunks]))
 
 def test_output_is_identical_across_hash_seeds() -> None:
     pages = ["Alpha. Beta gamma.\n\nDelta " * 20, "", "漢字かな" * 40, "Tail."]
-    outputs = []
-    for seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run(
-            [sys.executable, "-c", _SCRIPT, json.dumps(pages)],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            env=env,
-            check=True,
-        )
-        outputs.append(done.stdout)
+    outputs = outputs_under_hash_seeds(_SCRIPT, ("1", "2"), [json.dumps(pages)])
     assert outputs[0] == outputs[1]
     assert len(json.loads(outputs[0])) > 5

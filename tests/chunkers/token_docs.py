@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.model import (
@@ -25,6 +26,7 @@ from kebab_chunk.model import (
     ListBlock,
     PageSpan,
     ParagraphBlock,
+    SourceSpan,
     TableBlock,
 )
 from kebab_chunk.model.ids import content_hash, doc_id
@@ -115,14 +117,7 @@ def build(
         )
         line += _breaks_before(text, len(text))
         blocks.append(_block(part, text, span, ids, path))
-    doc = CanonicalDocument(
-        doc_id=the_doc,
-        source_uri=uri,
-        media_type="text/markdown",
-        content_hash=content_hash(source.encode()),
-        parser_version="test-built",
-        blocks=tuple(blocks),
-    )
+    doc = doc_with(blocks, uri, raw=source.encode(), parser_version="test-built")
     return Built(source, doc, blocks)
 
 
@@ -154,146 +149,111 @@ def _block(
         while path and path[-1][0] >= part.level:
             path.pop()
         path.append((part.level, part.title))
-        heading_path = tuple(t for _, t in path)
-        return HeadingBlock(
-            block_id=ids.next("heading", text),
-            text=text,
-            heading_path=heading_path,
-            spans=(span,),
-            level=part.level,
-            title=part.title,
-        )
-    heading_path = tuple(t for _, t in path)
-    if isinstance(part, P):
-        return ParagraphBlock(
-            block_id=ids.next("paragraph", text),
-            text=text,
-            heading_path=heading_path,
-            spans=(span,),
-        )
-    if isinstance(part, Items):
-        return ListBlock(
-            block_id=ids.next("list", text),
-            text=text,
-            heading_path=heading_path,
-            spans=(span,),
-            ordered=part.ordered,
-            items=part.items,
-        )
-    if isinstance(part, Code):
-        return CodeBlock(
-            block_id=ids.next("code", text),
-            text=text,
-            heading_path=heading_path,
-            spans=(span,),
-            language=part.language,
-        )
-    if isinstance(part, Table):
-        return TableBlock(
-            block_id=ids.next("table", text),
-            text=text,
-            heading_path=heading_path,
-            spans=(span,),
-            header=part.header,
-            rows=part.rows,
-        )
-    if part.audio:
-        return AudioRefBlock(
-            block_id=ids.next("audio_ref", text),
-            text=text,
-            heading_path=heading_path,
-            spans=(span,),
-            src=part.src,
-            caption=part.caption,
-        )
-    return ImageRefBlock(
-        block_id=ids.next("image_ref", text),
+    kind, cls, fields = _block_shape(part)
+    block: Block = cls(
+        block_id=ids.next(kind, text),
         text=text,
-        heading_path=heading_path,
+        heading_path=tuple(t for _, t in path),
         spans=(span,),
-        alt=part.alt,
-        src=part.src,
-        caption=part.caption,
+        **fields,
+    )
+    return block
+
+
+def _block_shape(part: H | P | Items | Code | Table | Img) -> tuple[str, Any, dict[str, Any]]:
+    """The block kind, model class and kind-specific fields of ``part``."""
+    if isinstance(part, H):
+        return "heading", HeadingBlock, {"level": part.level, "title": part.title}
+    if isinstance(part, P):
+        return "paragraph", ParagraphBlock, {}
+    if isinstance(part, Items):
+        return "list", ListBlock, {"ordered": part.ordered, "items": part.items}
+    if isinstance(part, Code):
+        return "code", CodeBlock, {"language": part.language}
+    if isinstance(part, Table):
+        return "table", TableBlock, {"header": part.header, "rows": part.rows}
+    if part.audio:
+        return "audio_ref", AudioRefBlock, {"src": part.src, "caption": part.caption}
+    return "image_ref", ImageRefBlock, {"alt": part.alt, "src": part.src, "caption": part.caption}
+
+
+def doc_with(
+    blocks: Sequence[Block],
+    uri: str = "doc.md",
+    media_type: str = "text/markdown",
+    *,
+    raw: bytes | None = None,
+    parser_version: str = "test",
+) -> CanonicalDocument:
+    """A document holding ``blocks`` as given; its content hash is that of ``raw``, or "0"."""
+    return CanonicalDocument(
+        doc_id=doc_id(uri),
+        source_uri=uri,
+        media_type=media_type,
+        content_hash="0" if raw is None else content_hash(raw),
+        parser_version=parser_version,
+        blocks=tuple(blocks),
     )
 
 
-def page_doc(pages: Sequence[str], uri: str = "doc.pdf") -> CanonicalDocument:
-    """One paragraph per page with an exact page span (the PDF parser's shape)."""
-    the_doc = doc_id(uri)
-    ids = BlockIds(the_doc)
-    blocks = tuple(
+def _paragraphs(
+    uri: str,
+    texts: Sequence[str],
+    spans: Sequence[SourceSpan],
+    heading_path: tuple[str, ...] = (),
+) -> list[Block]:
+    """One paragraph per text, with its span and the ids a parser would give them."""
+    ids = BlockIds(doc_id(uri))
+    return [
         ParagraphBlock(
             block_id=ids.next("paragraph", text),
             text=text,
-            spans=(PageSpan(page=number, char_start=0, char_end=len(text)),),
+            heading_path=heading_path,
+            spans=(span,),
         )
-        for number, text in enumerate(pages, start=1)
-    )
-    return CanonicalDocument(
-        doc_id=the_doc,
-        source_uri=uri,
-        media_type="application/pdf",
-        content_hash=content_hash("".join(pages).encode()),
-        parser_version="test-built",
-        blocks=blocks,
-    )
+        for text, span in zip(texts, spans, strict=True)
+    ]
+
+
+def page_doc(
+    pages: Sequence[str],
+    uri: str = "doc.pdf",
+    *,
+    raw: bytes | None = None,
+    parser_version: str = "test-built",
+) -> CanonicalDocument:
+    """One paragraph per page with an exact page span (the PDF parser's shape); the content
+    hash is that of ``raw``, by default the pages' texts joined."""
+    spans = [PageSpan(page=n, char_start=0, char_end=len(t)) for n, t in enumerate(pages, 1)]
+    raw = "".join(pages).encode() if raw is None else raw
+    blocks = _paragraphs(uri, pages, spans)
+    return doc_with(blocks, uri, "application/pdf", raw=raw, parser_version=parser_version)
 
 
 def element_doc(texts: Sequence[str], uri: str = "doc.docx") -> CanonicalDocument:
     """One paragraph per element with an exact element span (DOCX / docling JSON shape)."""
-    the_doc = doc_id(uri)
-    ids = BlockIds(the_doc)
-    blocks = tuple(
-        ParagraphBlock(
-            block_id=ids.next("paragraph", text),
-            text=text,
-            heading_path=("Doc",),
-            spans=(ElementSpan(ref=f"#/texts/{i}", page=1, char_start=0, char_end=len(text)),),
-        )
+    spans = [
+        ElementSpan(ref=f"#/texts/{i}", page=1, char_start=0, char_end=len(text))
         for i, text in enumerate(texts)
-    )
-    return CanonicalDocument(
-        doc_id=the_doc,
-        source_uri=uri,
-        media_type="application/json",
-        content_hash=content_hash("|".join(texts).encode()),
-        parser_version="test-built",
-        blocks=blocks,
-    )
+    ]
+    blocks = _paragraphs(uri, texts, spans, ("Doc",))
+    raw = "|".join(texts).encode()
+    return doc_with(blocks, uri, "application/json", raw=raw, parser_version="test-built")
 
 
 def rendered_doc(texts: Sequence[str], uri: str = "doc.html") -> CanonicalDocument:
     """Paragraphs whose text is rendered, not a source slice: each span covers markup."""
-    the_doc = doc_id(uri)
-    ids = BlockIds(the_doc)
-    blocks = []
+    spans: list[SourceSpan] = []
     offset = 0
     for i, text in enumerate(texts):
         markup = len(text) + len("<p></p>")
-        blocks.append(
-            ParagraphBlock(
-                block_id=ids.next("paragraph", text),
-                text=text,
-                heading_path=("Page",),
-                spans=(
-                    LineSpan(
-                        line_start=i + 1,
-                        line_end=i + 1,
-                        char_start=offset,
-                        char_end=offset + markup,
-                    ),
-                ),
-            )
+        spans.append(
+            LineSpan(line_start=i + 1, line_end=i + 1, char_start=offset, char_end=offset + markup)
         )
         offset += markup + 1
-    return CanonicalDocument(
-        doc_id=the_doc,
-        source_uri=uri,
-        media_type="text/html",
-        content_hash=content_hash("|".join(texts).encode()),
-        parser_version="test-built",
-        blocks=tuple(blocks),
-    )
+    blocks = _paragraphs(uri, texts, spans, ("Page",))
+    raw = "|".join(texts).encode()
+    return doc_with(blocks, uri, "text/html", raw=raw, parser_version="test-built")
 
 
 def check_chunks(
