@@ -23,9 +23,10 @@ from typing import Any, Protocol
 
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.parsers._html_build import HtmlBuilder
+from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.html import MEDIA_TYPE, PARSER_VERSION, _blocks, _Builder, _decode
+from kebab_chunk.parsers.html import assemble
 
 #: The interpreter whose html.parser html-v1 was built on; elsewhere this oracle is not it.
 IS_ORACLE = sys.version_info[:3] == (3, 11, 7)
@@ -136,8 +137,8 @@ def reference_parse(
     raw: bytes, source_uri: str, limits: ParseLimits | None = None
 ) -> CanonicalDocument:
     """``HtmlParser.parse`` as it was: the same builder, fed by the old tokenizer."""
-    text, warnings = _decode(raw, source_uri)
-    builder = _Builder(text, source_uri, limits or ParseLimits())
+    text, warnings = decode_html(raw, source_uri)
+    builder = HtmlBuilder(text, source_uri, limits or ParseLimits())
     tokenizer = ReferenceTokenizer(text, builder)
     try:
         tokenizer.feed(text)
@@ -149,16 +150,4 @@ def reference_parse(
             f"{source_uri} could not be tokenized as HTML ({type(exc).__name__}: {exc}); "
             "check that the file is HTML or remove it from the corpus."
         ) from exc
-    builder.finish()
-    warnings.extend(builder.warnings)
-    the_doc_id = doc_id(source_uri)
-    return CanonicalDocument(
-        doc_id=the_doc_id,
-        source_uri=source_uri,
-        media_type=MEDIA_TYPE,
-        content_hash=content_hash(raw),
-        parser_version=PARSER_VERSION,
-        title=builder.title,
-        blocks=_blocks(builder.drafts, text, the_doc_id),
-        warnings=tuple(warnings),
-    )
+    return assemble(raw, source_uri, text, warnings, builder, limits or ParseLimits())
