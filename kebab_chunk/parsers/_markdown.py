@@ -4,7 +4,8 @@ The two versions find top-level blocks with different libraries but promise the 
 document: the same decoding and front matter (:mod:`._front_matter`), the same title rule
 (the front matter's ``title`` when it is a string, else the first level-1 heading's) and
 the same image-only rule (a paragraph that is exactly one image becomes an image
-reference, or an audio reference when its target is an audio file).
+reference, or an audio reference when its target is an audio file). Each version
+subclasses :class:`MarkdownParserBase` and adds only its blocks.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers._assemble import Assembler
 from kebab_chunk.parsers._front_matter import read_front_matter
 from kebab_chunk.parsers._source import newline_view
-from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.decode import decode_text
 
-__all__ = ["MEDIA_TYPE", "MarkdownSource", "begin", "finish", "media_ref"]
+__all__ = ["MEDIA_TYPE", "MarkdownParserBase", "MarkdownSource", "media_ref"]
 
 MEDIA_TYPE = "text/markdown"
 
@@ -49,27 +50,40 @@ class MarkdownSource:
     warnings: list[str]
 
 
-def begin(
-    raw: bytes, source_uri: str, parser_version: str, limits: ParseLimits
-) -> tuple[Assembler, MarkdownSource]:
-    """The document's assembler (its time budget running from here) and its source: the
-    decoded text with the front matter read."""
-    assembler = Assembler(raw, source_uri, MEDIA_TYPE, parser_version, limits)
-    text, warnings = decode_text(raw, source_uri)
-    view = newline_view(text)
-    front = read_front_matter(text, view)
-    if front is None:
-        return assembler, MarkdownSource(text, view, 0, {}, warnings)
-    warnings.extend(front.warnings)
-    return assembler, MarkdownSource(text, view, front.end, front.metadata, warnings)
+class MarkdownParserBase:
+    """A Markdown parser version: decode, read the front matter, let the version add the
+    blocks (:meth:`add_blocks`), title the document.
 
+    The time budget runs from the start of :meth:`parse` and is checked once more after
+    the blocks are added.
+    """
 
-def finish(assembler: Assembler, source: MarkdownSource) -> CanonicalDocument:
-    """The document, titled by its front matter or else by its first level-1 heading."""
-    title = source.metadata.get("title")
-    if not isinstance(title, str):
-        title = assembler.first_h1
-    return assembler.finish(source.warnings, title=title, metadata=source.metadata)
+    version: str
+    media_types = (MEDIA_TYPE,)
+
+    def parse(
+        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
+    ) -> CanonicalDocument:
+        assembler = Assembler(raw, source_uri, MEDIA_TYPE, self.version, limits)
+        text, warnings = decode_text(raw, source_uri)
+        view = newline_view(text)
+        front = read_front_matter(text, view)
+        if front is None:
+            source = MarkdownSource(text, view, 0, {}, warnings)
+        else:
+            warnings.extend(front.warnings)
+            source = MarkdownSource(text, view, front.end, front.metadata, warnings)
+        self.add_blocks(source, assembler)
+        assembler.check_time()
+        title = source.metadata.get("title")
+        if not isinstance(title, str):
+            title = assembler.first_h1
+        return assembler.finish(source.warnings, title=title, metadata=source.metadata)
+
+    def add_blocks(self, source: MarkdownSource, assembler: Assembler) -> None:
+        """Add the blocks of ``source`` (from ``source.body_start`` on) to ``assembler``;
+        warnings go to ``source.warnings``."""
+        raise NotImplementedError
 
 
 def media_ref(

@@ -27,13 +27,12 @@ from mistune.markdown import Markdown
 from mistune.plugins.table import table
 
 from kebab_chunk.errors import LimitExceededError
-from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import CodeBlock, ListBlock, ParagraphBlock, TableBlock
 from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
-from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownSource, begin, finish, media_ref
+from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownParserBase, MarkdownSource, media_ref
 from kebab_chunk.parsers._source import LineCounter, trim_region
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import ParseLimits
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "MarkdownParser"]
 
@@ -131,23 +130,18 @@ def _block_parser(max_nested_level: int) -> _BlockParser:
     return parser
 
 
-class MarkdownParser:
+class MarkdownParser(MarkdownParserBase):
     """Parser ``md-mistune-v1``: Markdown source → blocks with exact ``lines`` spans."""
 
     version = PARSER_VERSION
-    media_types = (MEDIA_TYPE,)
 
-    def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
-    ) -> CanonicalDocument:
-        assembler, source = begin(raw, source_uri, PARSER_VERSION, limits)
+    def add_blocks(self, source: MarkdownSource, assembler: Assembler) -> None:
+        limits, source_uri = assembler.limits, assembler.source_uri
         regions = _top_level_regions(source.view, source.body_start, limits, source_uri)
         count = sum(1 for region in regions if region[2]["type"] not in _NO_BLOCK)
         check_block_count(count, limits, source_uri)
         assembler.check_time()
         _Builder(source, assembler).build(regions)
-        assembler.check_time()
-        return finish(assembler, source)
 
 
 def _top_level_regions(

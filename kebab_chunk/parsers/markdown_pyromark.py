@@ -29,13 +29,11 @@ from typing import Any
 
 import pyromark
 
-from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import CodeBlock, ListBlock, ParagraphBlock, TableBlock, make_block
 from kebab_chunk.model.spans import LineSpan, line_span
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
-from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownSource, begin, finish, media_ref
+from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownParserBase, MarkdownSource, media_ref
 from kebab_chunk.parsers._source import BLANK_CHARS, LineCounter
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "PyromarkMarkdownParser"]
 
@@ -59,28 +57,23 @@ _PLAIN, _HEADING, _LIST, _TABLE = 0, 1, 2, 3
 _Record = tuple[str, int, int, Any]
 
 
-class PyromarkMarkdownParser:
+class PyromarkMarkdownParser(MarkdownParserBase):
     """Parser ``md-pyromark-v1``: Markdown source → blocks with exact ``lines`` spans."""
 
     version = PARSER_VERSION
-    media_types = (MEDIA_TYPE,)
 
-    def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
-    ) -> CanonicalDocument:
-        assembler, source = begin(raw, source_uri, PARSER_VERSION, limits)
+    def add_blocks(self, source: MarkdownSource, assembler: Assembler) -> None:
         base = source.body_start
         body = source.text[base:] if base else source.text
         records, deepest = _scan(_lone_cr_as_lf(body), assembler)
-        if deepest > limits.max_nesting:
+        max_nesting = assembler.limits.max_nesting
+        if deepest > max_nesting:
             source.warnings.append(
                 f"Markdown elements nest {deepest} levels deep (a list and its items count "
-                f"as two), over max_nesting={limits.max_nesting}; the deeper structure is "
+                f"as two), over max_nesting={max_nesting}; the deeper structure is "
                 "kept as the text of its top-level block"
             )
         _Builder(source, _code_points(body, base), assembler).build(records)
-        assembler.check_time()
-        return finish(assembler, source)
 
 
 def _lone_cr_as_lf(body: str) -> str:
