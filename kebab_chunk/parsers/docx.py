@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
@@ -246,12 +247,9 @@ class _Walker:
 
     def _heading_level(self, p: Any, style_id: str | None, name: str) -> int:
         outline = _outline(p.find(_PPR))
-        seen: set[str] = set()
-        current = style_id
-        while outline is None and current in self.styles and current not in seen:
-            seen.add(current)
-            outline = self.styles[current].outline
-            current = self.styles[current].based_on
+        if outline is None:
+            outlines = (style.outline for style in self._style_chain(style_id))
+            outline = next((found for found in outlines if found is not None), None)
         if outline is not None and 0 <= outline <= 8:
             return min(outline + 1, 6)
         match = _HEADING_NAME.match(name)
@@ -263,18 +261,25 @@ class _Walker:
         """``(numId, level)`` of a list paragraph; "List Bullet 2"-style names give the
         level when the numbering itself does not."""
         number = _num_pr(p.find(_PPR))
-        seen: set[str] = set()
-        current = style_id
-        while number is None and current in self.styles and current not in seen:
-            seen.add(current)
-            number = self.styles[current].num
-            current = self.styles[current].based_on
+        if number is None:
+            numbers = (style.num for style in self._style_chain(style_id))
+            number = next((found for found in numbers if found is not None), None)
         if number is None or number[0] == "0":  # numId 0 switches numbering off
             return None
         match = _LIST_STYLE_LEVEL.match(name)
         if number[1] < 0 and match:
             return number[0], int(match.group(1)) - 1
         return number[0], max(number[1], 0)
+
+    def _style_chain(self, style_id: str | None) -> Iterator[_Style]:
+        """The style ``style_id`` and the styles it is based on, nearest first (a cycle in
+        the ``basedOn`` chain ends it)."""
+        seen: set[str] = set()
+        while style_id in self.styles and style_id not in seen:
+            seen.add(style_id)
+            style = self.styles[style_id]
+            yield style
+            style_id = style.based_on
 
     def _list_item(self, text: str, ref: str, numbering: tuple[str, int]) -> None:
         num_id, level = numbering
