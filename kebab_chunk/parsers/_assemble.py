@@ -11,8 +11,9 @@ what it does with them is the same for every format and lives here, once:
 * **title fallback**: the title of the first level-1 heading is kept, for formats whose
   document title may come from the text (Markdown without a front-matter title);
 * **limits**: the time budget (``ParseLimits.time_budget_s``) runs from the moment the
-  assembler is made and is checked cooperatively; ``max_blocks`` is checked, and both are
-  worded, by the functions here;
+  assembler is made and is checked cooperatively (the Markdown parsers; PDF checks its
+  budget between pages with a clock of its own, see :mod:`.pdf`); ``max_blocks`` is
+  checked, and both are worded, here. Parsers default to ``base.DEFAULT_LIMITS``;
 * **the record**: the :class:`CanonicalDocument` with the document id and content hash.
 
 Blocks are made with :func:`~kebab_chunk.model.blocks.make_block`: every parser passes
@@ -46,14 +47,7 @@ from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.model.spans import SourceSpan
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, BlockIds, ParseLimits
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "AnyBlock",
-    "Assembler",
-    "Draft",
-    "check_block_count",
-    "clock",
-]
+__all__ = ["AnyBlock", "Assembler", "Draft", "check_block_count", "clock"]
 
 AnyBlock = (
     HeadingBlock

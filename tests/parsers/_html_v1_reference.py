@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import sys
 from html.parser import HTMLParser
-from typing import Any, Protocol
+from typing import Any
 
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
@@ -27,6 +27,7 @@ from kebab_chunk.parsers._html_build import HtmlBuilder
 from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.html import assemble
+from kebab_chunk.parsers.html_tokenizer import TokenSink
 
 #: The interpreter whose html.parser html-v1 was built on; elsewhere this oracle is not it.
 IS_ORACLE = sys.version_info[:3] == (3, 11, 7)
@@ -34,27 +35,10 @@ IS_ORACLE = sys.version_info[:3] == (3, 11, 7)
 # --- html-v1's original adapter (kebab_chunk/parsers/html.py before issue 14) ----------------
 
 
-class Sink(Protocol):
-    def start_tag(
-        self,
-        tag: str,
-        attrs: list[tuple[str, str | None]],
-        start: int,
-        end: int,
-        self_closing: bool,
-    ) -> None: ...
-
-    def end_tag(self, tag: str, start: int, end: int) -> None: ...
-
-    def data(self, data: str, start: int) -> None: ...
-
-    def other(self, start: int) -> None: ...
-
-
 class ReferenceTokenizer(HTMLParser):
     """The old ``_Tokenizer``: html.parser callbacks → sink calls with exact offsets."""
 
-    def __init__(self, text: str, builder: Sink) -> None:
+    def __init__(self, text: str, builder: TokenSink) -> None:
         super().__init__()
         self._text = text
         self._builder = builder
