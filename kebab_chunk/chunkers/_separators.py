@@ -50,7 +50,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kebab_chunk.model import Block, LineSpan, PageSpan, SourceSpan
 from kebab_chunk.model.spans import line_span
@@ -84,6 +84,7 @@ __all__ = [
     "match_span",
     "newline_style",
     "separator_spans",
+    "separator_starts",
     "sub_line_span",
 ]
 
@@ -192,6 +193,14 @@ class Separator:
 
     pattern: re.Pattern[str]
     leading_blanks: bool = False
+    #: The defining pattern: ``[ \t]*`` then ``pattern`` with leading blanks, else ``pattern``.
+    defining: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        defining = self.pattern
+        if self.leading_blanks:
+            defining = re.compile(rf"[ \t]*(?:{self.pattern.pattern})")
+        object.__setattr__(self, "defining", defining)
 
 
 def match_span(match: re.Match[str]) -> tuple[int, int]:
@@ -220,6 +229,17 @@ def separator_spans(
         spans.append((start, end))
         floor = end
     return spans
+
+
+def separator_starts(sep: Separator, text: str) -> list[int]:
+    """Where each ``sep`` in ``text`` starts: the starts of :func:`separator_spans`.
+
+    Found with the defining pattern, whose scan runs in C: faster where separators are
+    dense (every line end of a long table), slower only where blanks are.
+    """
+    if sep.pattern.groups:
+        return [start for start, _ in separator_spans(sep, text)]
+    return [m.start() for m in sep.defining.finditer(text)]
 
 
 #: Blank lines and the spaces and tabs around them: ``(?:[ \t]*NL){2,}[ \t]*`` by definition.

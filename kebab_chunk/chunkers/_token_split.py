@@ -23,7 +23,7 @@ import bisect
 import heapq
 from collections.abc import Callable, Iterator, Sequence
 
-from kebab_chunk.chunkers._separators import TOKEN_LEVELS, WHITESPACE, separator_spans
+from kebab_chunk.chunkers._separators import TOKEN_LEVELS, WHITESPACE, separator_starts
 
 __all__ = ["cut_levels", "split_pieces"]
 
@@ -42,7 +42,7 @@ def cut_levels(text: str, style: str, structural: Sequence[int] = ()) -> list[li
     if structural:
         raw.append(sorted(c for c in structural if 0 < c < n))
     for sep in TOKEN_LEVELS.get(style, TOKEN_LEVELS["prose"]):
-        raw.append([start for start, _ in separator_spans(sep, text) if 0 < start < n])
+        raw.append([start for start in separator_starts(sep, text) if 0 < start < n])
     levels: list[list[int]] = []
     merged: list[int] = []
     for cuts in raw:

@@ -18,8 +18,10 @@ from kebab_chunk.chunkers._separators import (
     LINE_BREAK_RUN,
     LINE_END,
     PARAGRAPH_BREAK,
+    SENTENCE_SPACE,
     Separator,
     separator_spans,
+    separator_starts,
 )
 
 _NEWLINE = r"(?:\r\n|\r|\n)"
@@ -55,6 +57,9 @@ def test_cut_starts_equal_the_defining_patterns(pieces: list[str]) -> None:
     for sep, pattern in CUT_DEFINITIONS:
         expected = [m.start() for m in pattern.finditer(text)]
         assert [start for start, _ in separator_spans(sep, text)] == expected
+        assert separator_starts(sep, text) == expected
+    spaces = separator_spans(SENTENCE_SPACE, text)  # a pattern with groups
+    assert separator_starts(SENTENCE_SPACE, text) == [start for start, _ in spaces]
 
 
 def test_separator_spans_examples() -> None:
