@@ -16,8 +16,8 @@ styles) is unknown, and chunkers keep such blocks apart rather than invent text.
 "md-heading-v1 rebuilds chunk text from block texts and span geometry").
 
 **Separators.** A :class:`Separator` is one kind of boundary; :func:`separator_spans` finds
-its occurrences. Each label's splitter reads them in its own frozen way, and the tables
-below say which separators each one uses, cleanest first:
+its occurrences. Each label's splitter reads them in its own frozen way, and the table
+below says which separators each one uses, cleanest first:
 
 ================== ===================== ==============================================
 label              splitter              levels
@@ -243,6 +243,9 @@ def separator_starts(sep: Separator, text: str) -> list[int]:
 
 
 #: Blank lines and the spaces and tabs around them: ``(?:[ \t]*NL){2,}[ \t]*`` by definition.
+#: (As written, backtracking lets one CRLF match as two breaks, CR then LF, so in CRLF text
+#: every line break is also a blank-line separator, here and in BLANK_LINES; the labels'
+#: outputs are frozen with that reading.)
 PARAGRAPH_BREAK = Separator(re.compile(rf"{_NL}(?:[ \t]*{_NL})+[ \t]*"), leading_blanks=True)
 #: Blank lines alone: the spaces and tabs around them stay with the text on either side.
 BLANK_LINES = Separator(re.compile(rf"{_NL}(?:[ \t]*{_NL})+"))
