@@ -137,8 +137,8 @@ def markdown(results: dict[str, Any], source: str) -> str:
     m = e["measured"]
     small = m["documents"] < 100_000
     lines = [
-        *(["**Small-run placeholder, to be replaced by the 100k figures** "
-           "(`./run_local.sh bench scale`, then "
+        *([f"**Measured on {m['documents']:,.0f} documents, fewer than the 100,000 default: "
+           "indicative** (redo with `./run_local.sh bench scale`, then "
            "`.venv/bin/python -m benchmarks.scale_estimate --write`).", ""] if small else []),
         f"Measured inputs ({source}, {m['documents']:,.0f} documents, {results['date']}):",
         "",
