@@ -16,11 +16,8 @@ when (paths, runner options, timestamps, library versions).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sys
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,15 +25,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, AsSingleton, PCollection
 from apache_beam.transforms import combiners
 
 from kebab_chunk import __version__
 from kebab_chunk.beam import metrics
+from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.output.layout import MANIFEST_NAME, TEMP_PREFIX
+from kebab_chunk.output.layout import MANIFEST_NAME
 from kebab_chunk.output.records import DocumentOutcome, ErrorRecord, SourceFile, WrittenFile
 from kebab_chunk.output.schema import SCHEMA_VERSION
 
@@ -285,50 +282,8 @@ class _WriteManifestFn(beam.DoFn):
             },
         }
         path = f"{self._output}/{MANIFEST_NAME}"
-        _write_whole(path, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
+        write_whole(path, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
         yield path
-
-
-def _write_whole(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that ``path`` holds either all of it or nothing new.
-
-    Why: the manifest marks an output complete, so a half-written one (a full disk, a kill
-    mid-write) must never carry its name. The bytes go to a temporary name in the same
-    directory (``_tmp-``: disposable for readers and ``--overwrite``) and are renamed into
-    place. Locally the file is fsynced before ``os.replace`` (atomic within a filesystem)
-    and the directory after it. Remote filesystems use ``FileSystems.rename``; on object
-    stores that is a copy and a delete, but an object only appears once whole. A failed
-    write removes its temporary file and raises.
-    """
-    directory, name = path.rsplit("/", 1)
-    temp = f"{directory}/{TEMP_PREFIX}{uuid.uuid4().hex}-{name}"
-    try:
-        if FileSystems.get_scheme(path) is None:
-            with open(temp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temp, path)
-            _fsync_directory(directory)
-        else:
-            with FileSystems.create(temp, mime_type="application/json") as f:
-                f.write(data)
-            FileSystems.rename([temp], [path])
-    except BaseException:
-        with contextlib.suppress(Exception):
-            if FileSystems.exists(temp):
-                FileSystems.delete([temp])
-        raise
-
-
-def _fsync_directory(directory: str) -> None:
-    """Make a rename in ``directory`` durable (best effort: not every OS allows it)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[str]]):

@@ -22,8 +22,8 @@ What docs/scheduling.md used to ask users to script, as one command:
 5. Only when the run exits 0 and its manifest says the accounting closes: the diff
    against the previous run (kebab_chunk/output/diff.py, JSON as ``kebab-chunk diff --json``
    prints it) is written to ``DIR/<stamp>.diff.json``, and then ``DIR/latest`` is
-   replaced. Both writes are atomic: locally a temporary file, fsync and rename; remotely
-   one object written through Beam's ``FileSystems`` (an object appears only when whole).
+   replaced. Both writes are whole-or-nothing (kebab_chunk/beam/durable.py, as for the
+   manifest): a temporary name beside the target, then a rename through ``FileSystems``.
    A failed run, or a diff that cannot be written, leaves ``latest`` as it was and exits
    non-zero, so the next rechunk starts again from the last good run.
 """
@@ -36,7 +36,6 @@ import json
 import os
 import sys
 import traceback
-import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import NoReturn
@@ -44,6 +43,7 @@ from typing import NoReturn
 from apache_beam.io.filesystems import FileSystems
 
 from kebab_chunk.beam.claim import ClaimBusyError, claim_directory
+from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.cli._io import UsageError
 from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
 from kebab_chunk.errors import KebabError, OutputDirError
@@ -56,7 +56,6 @@ __all__ = [
     "STAMP_FORMAT",
     "main",
     "read_latest",
-    "write_whole",
 ]
 
 #: The pointer to the last good run, the rechunk lock, and the diff beside each run.
@@ -149,39 +148,6 @@ def _exists(path: str) -> bool:
     return bool(found) or FileSystems.exists(path)
 
 
-def write_whole(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: readers see the old file or all of the new.
-
-    Locally the bytes go to a temporary file beside ``path``, are fsynced, renamed over
-    ``path`` (``os.replace``) and the directory is fsynced. Remotely the object is written
-    once through Beam's FileSystems: an object store shows an object only when its upload
-    completed, so no temporary name is needed (and a copy-and-delete rename would not be
-    atomic anyway).
-    """
-    if not _is_local(path):
-        with FileSystems.create(path) as f:
-            f.write(data)
-        return
-    directory, name = os.path.split(path)
-    temp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _say(message: str) -> None:
     sys.stderr.write(f"{_PROG}: error: {message.rstrip().rstrip('.')}.\n")
 
@@ -259,8 +225,8 @@ def _rechunk(
             diff = diff_outputs(previous, run_dir)
             diff_path = f"{run_dir}{DIFF_SUFFIX}"
             text = json.dumps(diff.to_json(), indent=2, ensure_ascii=False) + "\n"
-            write_whole(diff_path, text.encode("utf-8"))
-        write_whole(f"{runs}/{LATEST_NAME}", f"{run_dir}\n".encode())
+            write_whole(diff_path, text.encode("utf-8"), temp_prefix=".")
+        write_whole(f"{runs}/{LATEST_NAME}", f"{run_dir}\n".encode(), temp_prefix=".")
     except Exception as exc:  # the run is there, but it is not published
         _print_debug(debug)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
