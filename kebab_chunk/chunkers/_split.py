@@ -19,7 +19,6 @@ those ranges; this module knows nothing about blocks, spans or documents.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from kebab_chunk.chunkers._separators import (
     BYTE_LEVELS,
     BYTE_LEVELS_WRAPPED,
     HARD,
+    WHITESPACE,
     Separator,
     match_span,
 )
@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 _Levels = tuple[tuple[int, Separator], ...]
-_SPACE = re.compile(r"\s")
 
 
 def _levels(line_cuts: bool) -> _Levels:
@@ -195,7 +194,7 @@ def best_boundary(
             end = match_span(match)[1]
             if window_start <= end < hi:
                 return end, level
-    if _SPACE.search(segment) is None:
+    if WHITESPACE.pattern.search(segment) is None:
         pos = window_start
         while pos < hi and _glued(text, pos):
             pos += 1
