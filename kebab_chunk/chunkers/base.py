@@ -55,8 +55,8 @@ def make_chunk(
     """Assemble one record with its content-addressed id.
 
     ``is_slice`` marks a chunk that is one of several slices of the same block(s); its id
-    then uses ``f"{policy_hash}#c{char_start}"`` of its first span (docs/versioning.md,
-    "Edit stability") so sibling slices never collide. ``slice_start`` overrides that
+    then uses ``f"{policy_hash}#c{char_start}"`` of its first span (docs/contract.md,
+    "Identities") so sibling slices never collide. ``slice_start`` overrides that
     offset where the first span cannot tell siblings apart: pieces of rendered text all
     cite their block's whole span, and the item spans of a DOCX list each start at 0 of
     their own paragraph, so there the block's first ``char_start`` plus the offset inside
