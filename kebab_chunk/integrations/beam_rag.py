@@ -4,7 +4,10 @@ Beam's embedding and vector-store ingestion transforms consume
 ``apache_beam.ml.rag.types.Chunk``; its own chunkers give them random uuid4 ids, ours keep
 the content-addressed ``chunk_id``, so writing the same corpus twice upserts the same rows.
 ``index`` is the record's ``position`` and ``metadata`` every other record field as JSON
-values (see :func:`kebab_chunk.integrations.record_metadata`).
+values (``metadata="full"``, see :func:`kebab_chunk.integrations.record_metadata`) or
+scalars only (``metadata="flat"``, for vector stores with scalar columns; see
+:func:`kebab_chunk.integrations.flat_metadata`). Elements may be records, their dict form
+or the pipeline's Parquet rows (read back with their ``chunker_version`` column).
 
 Use :class:`ToBeamRagChunks` right after the pipeline's chunking step::
 
@@ -23,10 +26,12 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.integrations._common import (
     CONTENT_KIND_KEY,
+    MetadataMode,
+    adapter_metadata,
     as_record,
+    check_metadata_mode,
     contextualize,
     record_from_metadata,
-    record_metadata,
     strip_context,
 )
 from kebab_chunk.model import Chunk
@@ -35,19 +40,22 @@ __all__ = ["ToBeamRagChunks", "chunk_from_beam_rag_chunk", "to_beam_rag_chunk"]
 
 
 def to_beam_rag_chunk(
-    chunk: Chunk | Mapping[str, Any], *, contextualized: bool = False
+    chunk: Chunk | Mapping[str, Any],
+    *,
+    contextualized: bool = False,
+    metadata: MetadataMode = "full",
 ) -> BeamChunk:
     """One record as a Beam RAG chunk.
 
     ``contextualized`` makes the text ``contextualize(chunk)`` (heading path and captions
-    first), the string to embed; the record's own text is recoverable either way.
+    first), the string to embed; the record's own text is recoverable either way (from
+    ``"full"`` metadata). ``metadata`` is ``"full"`` or ``"flat"`` (module doc).
     """
     record = as_record(chunk)
-    metadata = record_metadata(record)
-    metadata[CONTENT_KIND_KEY] = "contextualized" if contextualized else "text"
+    values = adapter_metadata(record, contextualized=contextualized, metadata=metadata)
     text = contextualize(record) if contextualized else record.text
     return BeamChunk(
-        content=Content(text=text), id=record.chunk_id, index=record.position, metadata=metadata
+        content=Content(text=text), id=record.chunk_id, index=record.position, metadata=values
     )
 
 
@@ -63,18 +71,20 @@ class ToBeamRagChunks(beam.PTransform[PCollection[Any], PCollection[BeamChunk]])
     """PCollection of chunk records (or their dict form) → Beam RAG ``Chunk`` objects.
 
     ``contextualized=True`` gives each text its heading path and captions first
-    (``contextualize``), so the embedding sees which section the chunk came from.
+    (``contextualize``), so the embedding sees which section the chunk came from;
+    ``metadata="flat"`` gives scalar-only metadata.
     """
 
-    def __init__(self, contextualized: bool = False) -> None:
+    def __init__(self, contextualized: bool = False, metadata: MetadataMode = "full") -> None:
         super().__init__()
         if not isinstance(contextualized, bool):
             raise TypeError(f"contextualized must be True or False, got {contextualized!r}.")
         self._contextualized = contextualized
+        self._metadata: MetadataMode = check_metadata_mode(metadata)
 
     def expand(self, pcoll: PCollection[Any]) -> PCollection[BeamChunk]:
         convert = beam.Map(  # type: ignore[no-untyped-call]
-            to_beam_rag_chunk, contextualized=self._contextualized
+            to_beam_rag_chunk, contextualized=self._contextualized, metadata=self._metadata
         )
         converted: PCollection[BeamChunk] = pcoll | "Convert records to Beam RAG chunks" >> convert
         return converted

@@ -1,12 +1,30 @@
-"""Chunk records → LangChain ``Document`` (``pip install langchain-core``).
+"""Chunk records → LangChain ``Document`` (``pip install kebab-chunk[langchain]``).
 
-``Document.id`` is the ``chunk_id``; ``metadata`` holds every other record field as JSON
-values plus ``content_kind`` (``"text"`` or ``"contextualized"``), so
-:func:`chunk_from_langchain_document` gives the exact record back.
+``Document.id`` is the ``chunk_id``. The records can be given in any form the pipeline's
+output is read back in: :class:`~kebab_chunk.model.Chunk` objects, their dict form, rows
+of ``pyarrow.Table.to_pylist()``, a pandas ``DataFrame`` from
+``pd.read_parquet(OUT / "chunks")`` or a ``pyarrow.Table`` (see
+:mod:`kebab_chunk.integrations._common`)::
 
-Some vector stores accept only scalar metadata values; filter the lists (spans, block ids,
-heading path) with the store's own helper before adding, and keep ``chunk_id`` to join
-back to the records.
+    frame = pd.read_parquet(OUT / "chunks")
+    documents = to_langchain_documents(frame, metadata="flat")
+
+``metadata=`` picks the metadata form:
+
+* ``"full"`` (default): every record field except ``text`` as JSON values (``heading_path``
+  and ``block_ids`` as lists, ``source_spans`` as a list of dicts) plus ``content_kind``
+  (``"text"`` or ``"contextualized"``), so :func:`chunk_from_langchain_document` gives the
+  exact record back;
+* ``"flat"``: scalars only (``str``/``int``, never a list, dict or ``None``), for vector
+  stores such as Chroma that reject anything else: the record's scalar fields,
+  ``heading_path`` and ``captions`` joined with ``"\\n"``, ``page``/``page_end``,
+  ``line_start``/``line_end``, ``char_start``/``char_end`` of the span range (``0`` for a
+  page or line the chunk does not have), ``span_kind``, ``span_count``, ``span_ref`` and
+  ``content_kind``. Join on ``chunk_id`` to get the whole record back.
+
+:class:`KebabTextSplitter` (a LangChain ``TextSplitter``, in
+:mod:`kebab_chunk.integrations.langchain_splitter`, needing ``langchain-text-splitters``)
+chunks LangChain documents with any registered label and returns such Documents.
 """
 
 from __future__ import annotations
@@ -16,10 +34,13 @@ from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.integrations._common import (
     CONTENT_KIND_KEY,
+    MetadataMode,
+    adapter_metadata,
     as_record,
+    as_records,
+    check_metadata_mode,
     contextualize,
     record_from_metadata,
-    record_metadata,
     require,
     strip_context,
 )
@@ -28,40 +49,73 @@ from kebab_chunk.model import Chunk
 if TYPE_CHECKING:
     from langchain_core.documents import Document
 
-__all__ = ["chunk_from_langchain_document", "to_langchain_document", "to_langchain_documents"]
+    from kebab_chunk.integrations.langchain_splitter import KebabTextSplitter
+
+__all__ = [
+    "KebabTextSplitter",
+    "chunk_from_langchain_document",
+    "to_langchain_document",
+    "to_langchain_documents",
+]
 
 
 def to_langchain_document(
-    chunk: Chunk | Mapping[str, Any], *, contextualized: bool = False
+    chunk: Chunk | Mapping[str, Any],
+    *,
+    contextualized: bool = False,
+    metadata: MetadataMode = "full",
 ) -> Document:
-    """One record as a ``Document``.
+    """One record (in any accepted form) as a ``Document``.
 
     ``contextualized`` makes the text ``contextualize(chunk)`` (heading path and captions
     first), the string to embed; the record's own text is recoverable either way.
+    ``metadata`` is ``"full"`` or ``"flat"`` (module doc).
     """
     documents = require("langchain_core.documents", "langchain-core", "langchain")
     record = as_record(chunk)
-    metadata = record_metadata(record)
-    metadata[CONTENT_KIND_KEY] = "contextualized" if contextualized else "text"
     document: Document = documents.Document(
         id=record.chunk_id,
         page_content=contextualize(record) if contextualized else record.text,
-        metadata=metadata,
+        metadata=adapter_metadata(record, contextualized=contextualized, metadata=metadata),
     )
     return document
 
 
 def to_langchain_documents(
-    chunks: Iterable[Chunk | Mapping[str, Any]], *, contextualized: bool = False
+    chunks: Iterable[Chunk | Mapping[str, Any]] | Any,
+    *,
+    contextualized: bool = False,
+    metadata: MetadataMode = "full",
 ) -> list[Document]:
-    """Records as ``Document`` objects, in the given order."""
-    return [to_langchain_document(chunk, contextualized=contextualized) for chunk in chunks]
+    """Records as ``Document`` objects, in the given order.
+
+    ``chunks`` is a list of records or rows, a pandas ``DataFrame`` or a pyarrow
+    ``Table``/``RecordBatch``/dataset (module doc).
+    """
+    mode = check_metadata_mode(metadata)
+    return [
+        to_langchain_document(record, contextualized=contextualized, metadata=mode)
+        for record in as_records(chunks)
+    ]
 
 
 def chunk_from_langchain_document(document: Document) -> Chunk:
-    """The record a ``Document`` made by :func:`to_langchain_document` came from."""
+    """The record a ``Document`` made with full metadata came from.
+
+    A flat-metadata Document gives a one-sentence ``ValueError``: look its ``chunk_id``
+    up in the records instead.
+    """
     metadata = document.metadata
     text = document.page_content
     if metadata.get(CONTENT_KIND_KEY) == "contextualized":
         text = strip_context(metadata, text)
     return record_from_metadata(metadata, text)
+
+
+def __getattr__(name: str) -> Any:
+    """``KebabTextSplitter`` on first use, so the adapters above need only langchain-core."""
+    if name == "KebabTextSplitter":
+        from kebab_chunk.integrations.langchain_splitter import KebabTextSplitter
+
+        return KebabTextSplitter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

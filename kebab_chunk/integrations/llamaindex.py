@@ -1,42 +1,70 @@
-"""Chunk records → LlamaIndex ``TextNode`` (``pip install llama-index-core``).
+"""Chunk records → LlamaIndex ``TextNode`` (``pip install kebab-chunk[llamaindex]``).
 
 ``TextNode.id_`` is the ``chunk_id`` and the node's SOURCE relationship points at the
-``doc_id``, so LlamaIndex's per-document deletes and upserts line up with ours.
-``metadata`` holds every other record field as JSON values; all of it is excluded from
-what LlamaIndex embeds and shows the LLM (ids and hashes are noise there; use
-``contextualized=True`` to embed the heading path and captions with the text). For
-line-located chunks, ``start_char_idx``/``end_char_idx`` are the source offsets of the
-first and last span.
+``doc_id``, so LlamaIndex's per-document deletes and upserts line up with ours. The
+records can be given in any form the pipeline's output is read back in (``Chunk``
+objects, dicts, pyarrow rows, a pandas ``DataFrame`` from ``pd.read_parquet(OUT /
+"chunks")``, a ``pyarrow.Table``; see :mod:`kebab_chunk.integrations._common`).
 
-LlamaIndex is imported only when :func:`to_llama_index_node` is called.
+``metadata=`` picks the metadata form: ``"full"`` (default) holds every record field
+except ``text`` as JSON values, so :func:`chunk_from_llama_index_node` rebuilds the
+record; ``"flat"`` holds scalars only (``str``/``int``: the scalar fields, ``heading_path``
+and ``captions`` joined with ``"\\n"``, ``page``/``page_end``, ``line_start``/``line_end``,
+``char_start``/``char_end`` with ``0`` for what a chunk lacks, ``span_kind``,
+``span_count``, ``span_ref``), for vector stores that reject lists, dicts or ``None``.
+Either way all of it is excluded from what LlamaIndex embeds and shows the LLM (ids and
+hashes are noise there; use ``contextualized=True`` to embed the heading path and captions
+with the text). For line-located chunks, ``start_char_idx``/``end_char_idx`` are the
+source offsets of the first and last span.
+
+:class:`KebabNodeParser` (a LlamaIndex ``NodeParser``, in
+:mod:`kebab_chunk.integrations.llamaindex_parser`) chunks LlamaIndex documents with any
+registered label and returns such nodes.
+
+LlamaIndex is imported only when an adapter is called.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.integrations._common import (
     CONTENT_KIND_KEY,
+    MetadataMode,
+    adapter_metadata,
     as_record,
+    as_records,
+    check_metadata_mode,
     contextualize,
     record_from_metadata,
-    record_metadata,
     require,
     strip_context,
 )
 from kebab_chunk.model import Chunk, LineSpan
 
-__all__ = ["chunk_from_llama_index_node", "to_llama_index_node", "to_llama_index_nodes"]
+if TYPE_CHECKING:
+    from kebab_chunk.integrations.llamaindex_parser import KebabNodeParser
+
+__all__ = [
+    "KebabNodeParser",
+    "chunk_from_llama_index_node",
+    "to_llama_index_node",
+    "to_llama_index_nodes",
+]
 
 
-def to_llama_index_node(chunk: Chunk | Mapping[str, Any], *, contextualized: bool = False) -> Any:
-    """One record as a ``llama_index.core.schema.TextNode``."""
+def to_llama_index_node(
+    chunk: Chunk | Mapping[str, Any],
+    *,
+    contextualized: bool = False,
+    metadata: MetadataMode = "full",
+) -> Any:
+    """One record (in any accepted form) as a ``llama_index.core.schema.TextNode``."""
     schema = require("llama_index.core.schema", "llama-index-core", "llamaindex")
     record = as_record(chunk)
-    metadata = record_metadata(record)
-    metadata[CONTENT_KIND_KEY] = "contextualized" if contextualized else "text"
-    hidden = sorted(metadata)
+    values = adapter_metadata(record, contextualized=contextualized, metadata=metadata)
+    hidden = sorted(values)
     offsets: dict[str, int] = {}
     spans = record.source_spans
     if all(isinstance(span, LineSpan) for span in spans):
@@ -44,7 +72,7 @@ def to_llama_index_node(chunk: Chunk | Mapping[str, Any], *, contextualized: boo
     return schema.TextNode(
         id_=record.chunk_id,
         text=contextualize(record) if contextualized else record.text,
-        metadata=metadata,
+        metadata=values,
         excluded_embed_metadata_keys=hidden,
         excluded_llm_metadata_keys=hidden,
         relationships={
@@ -55,16 +83,40 @@ def to_llama_index_node(chunk: Chunk | Mapping[str, Any], *, contextualized: boo
 
 
 def to_llama_index_nodes(
-    chunks: Iterable[Chunk | Mapping[str, Any]], *, contextualized: bool = False
+    chunks: Iterable[Chunk | Mapping[str, Any]] | Any,
+    *,
+    contextualized: bool = False,
+    metadata: MetadataMode = "full",
 ) -> list[Any]:
-    """Records as ``TextNode`` objects, in the given order."""
-    return [to_llama_index_node(chunk, contextualized=contextualized) for chunk in chunks]
+    """Records as ``TextNode`` objects, in the given order.
+
+    ``chunks`` is a list of records or rows, a pandas ``DataFrame`` or a pyarrow
+    ``Table``/``RecordBatch``/dataset (module doc).
+    """
+    mode = check_metadata_mode(metadata)
+    return [
+        to_llama_index_node(record, contextualized=contextualized, metadata=mode)
+        for record in as_records(chunks)
+    ]
 
 
 def chunk_from_llama_index_node(node: Any) -> Chunk:
-    """The record a node made by :func:`to_llama_index_node` came from."""
+    """The record a node made with full metadata came from.
+
+    A flat-metadata node gives a one-sentence ``ValueError``: look its ``chunk_id`` up in
+    the records instead.
+    """
     metadata: dict[str, Any] = node.metadata
     text: str = node.text
     if metadata.get(CONTENT_KIND_KEY) == "contextualized":
         text = strip_context(metadata, text)
     return record_from_metadata(metadata, text)
+
+
+def __getattr__(name: str) -> Any:
+    """``KebabNodeParser`` on first use, so importing the adapters imports no LlamaIndex."""
+    if name == "KebabNodeParser":
+        from kebab_chunk.integrations.llamaindex_parser import KebabNodeParser
+
+        return KebabNodeParser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

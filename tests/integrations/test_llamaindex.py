@@ -1,15 +1,11 @@
-"""Chunk records → LlamaIndex TextNodes.
-
-``llama-index-core`` is an optional extra and not part of the default test environment;
-the real-library tests run where it is installed and skip (saying so) where it is not.
-The install-hint test runs everywhere.
-"""
+"""Chunk records → LlamaIndex TextNodes, tested with the real llama-index-core (dev extra)."""
 
 from __future__ import annotations
 
 import sys
 
 import pytest
+from llama_index.core import schema
 
 from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.integrations.llamaindex import (
@@ -29,7 +25,6 @@ def test_missing_llama_index_gives_an_install_hint(
 
 
 def test_nodes_carry_ids_source_and_offsets(records: list[Chunk]) -> None:
-    schema = pytest.importorskip("llama_index.core.schema")
     nodes = to_llama_index_nodes(records)
     assert all(isinstance(n, schema.TextNode) for n in nodes)
     assert [n.id_ for n in nodes] == [r.chunk_id for r in records]
@@ -45,7 +40,6 @@ def test_nodes_carry_ids_source_and_offsets(records: list[Chunk]) -> None:
 
 
 def test_round_trip_gives_the_same_records(records: list[Chunk]) -> None:
-    schema = pytest.importorskip("llama_index.core.schema")
     for contextualized in (False, True):
         nodes = to_llama_index_nodes(records, contextualized=contextualized)
         restored = [schema.TextNode.from_json(n.to_json()) for n in nodes]
@@ -53,6 +47,5 @@ def test_round_trip_gives_the_same_records(records: list[Chunk]) -> None:
 
 
 def test_contextualized_text(records: list[Chunk]) -> None:
-    pytest.importorskip("llama_index.core.schema")
     record = next(r for r in records if len(r.heading_path) == 2)
     assert to_llama_index_node(record, contextualized=True).text == contextualize(record)
