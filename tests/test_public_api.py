@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 
 import pytest
 
@@ -27,6 +29,10 @@ PUBLIC = [
     "get_chunker",
     "make_policy",
     "parse_document",
+    "read_chunks",
+    "read_documents",
+    "read_errors",
+    "read_manifest",
     "registered_labels",
 ]
 
@@ -43,6 +49,16 @@ def _modules() -> list[str]:
         if not info.name.endswith("__main__"):
             names.append(info.name)
     return names
+
+
+def test_every_exported_name_resolves_and_readers_load_lazily() -> None:
+    for name in kebab_chunk.__all__:
+        assert getattr(kebab_chunk, name) is not None
+    code = (
+        "import sys, kebab_chunk; assert 'pyarrow.dataset' not in sys.modules; "
+        "kebab_chunk.read_chunks; assert 'pyarrow.dataset' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_every_exported_exception_lives_in_errors_and_derives_from_kebab_error() -> None:

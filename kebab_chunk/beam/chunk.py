@@ -101,8 +101,8 @@ class ChunkDocuments(beam.PTransform[PCollection[CanonicalDocument], _Outputs]):
 
     def __init__(
         self,
-        labels: Sequence[str] | None,
-        policy: ChunkPolicy,
+        labels: Sequence[str] | None = None,
+        policy: ChunkPolicy | None = None,
         *,
         timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S,
         max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB,
@@ -116,7 +116,7 @@ class ChunkDocuments(beam.PTransform[PCollection[CanonicalDocument], _Outputs]):
         self._labels = run_labels(labels) if labels else None
         # UnknownChunkerError (one sentence naming the registered labels) fails here
         self._chunkers = {label: get_chunker(label) for label in run_labels(labels)}
-        self._policy = policy
+        self._policy = policy if policy is not None else ChunkPolicy()
         self._timeout_s = timeout_s
         self._isolate = isolate
         self._max_memory_mb = max_memory_mb if isolate else None

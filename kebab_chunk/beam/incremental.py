@@ -22,8 +22,14 @@ per document:
 * ``rechunked`` — known to PREV_OUTPUT but not reusable (changed bytes, a new parser or
   chunker label, another policy, a previous error): parsed and chunked as in a full run.
 * ``new`` — no record and no error row in PREV_OUTPUT: parsed and chunked. (A document
-  that gave zero chunks and no error leaves no trace in an output, so it counts as new.)
+  that gave zero chunks and no error has no chunk record to reuse, so it counts as new.)
 * ``deleted`` — in PREV_OUTPUT but no longer matched: its records are simply not carried.
+
+A reused document's row of the documents table is rebuilt from PREV_OUTPUT's documents
+table (read by the first join): the parse facts (title, front matter, warnings, pages,
+blocks) of the same bytes under the same parser version, so it equals a full run's row.
+A PREV_OUTPUT without a documents table (written by an older version) reuses nothing:
+every document is parsed again, and the next run can reuse from this one.
 
 The records of a reused document are then carried by a second join, keyed by
 (``doc_id``, label, ``position // CARRY_BUCKET``): no grouping ever holds more than
@@ -38,6 +44,7 @@ with the four counts; counters ``incremental[<decision>]`` mirror it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,8 +62,9 @@ from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
 from kebab_chunk.output.diff import normalise_path, open_output
-from kebab_chunk.output.records import DocumentOutcome, RawDocument
-from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk
+from kebab_chunk.output.layout import DOCUMENTS_DIR
+from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
+from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.runtime.reuse import (
     CARRY_BUCKET,
@@ -95,7 +103,7 @@ __all__ = [
 #: The manifest key of the incremental section (absent from full runs).
 MANIFEST_KEY = "incremental"
 _FINGERPRINT_COLUMNS = ["doc_id", "content_hash", "parser_version", "policy_hash", "position"]
-_FILES, _RAW, _SUMMARY, _ERRORS = "files", "raw", "summary", "errors"
+_FILES, _RAW, _SUMMARY, _ERRORS, _DOCS = "files", "raw", "summary", "errors", "documents"
 _CHUNKS, _CARRY, _OUTCOMES, _DECISIONS = "chunks", "carry", "outcomes", "decisions"
 
 
@@ -148,12 +156,19 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
                 (str(k), tuple(v)) for k, v in sorted(chunkers["defaults_by_media_type"].items())
             ),
         )
+        # Outputs of older versions have no documents table: then nothing is reused.
+        listed = manifest.get("outputs", {}).get(DOCUMENTS_DIR)
+        has_documents = bool(listed)
     except (KeyError, TypeError, AttributeError) as exc:
         raise OutputDirError(
             f"--previous {previous!r} has a manifest.json without {exc}; point at the output "
             "of a kebab-chunk run of this version."
         ) from None
-    for pattern in [*(run.chunk_pattern(label) for label in run.labels), run.errors_pattern]:
+    run = dataclasses.replace(run, has_documents=has_documents)
+    patterns = [*(run.chunk_pattern(label) for label in run.labels), run.errors_pattern]
+    if has_documents:
+        patterns.append(run.documents_pattern)
+    for pattern in patterns:
         if not FileSystems.match([pattern], limits=[1])[0].metadata_list:
             raise OutputDirError(
                 f"--previous {previous!r} lacks {pattern[len(path) + 1 :]} although its "
@@ -165,6 +180,13 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
 def _seen(row: dict[str, Any], label: str | None) -> tuple[str, Seen]:
     fingerprint = (str(row["content_hash"]), str(row["parser_version"]), str(row["policy_hash"]))
     return str(row["doc_id"]), (label, fingerprint, int(row["position"]))
+
+
+def _keyed_facts(row: dict[str, Any]) -> Iterator[tuple[str, DocumentFacts]]:
+    """A previous documents row as (doc_id, facts), for the rows of parsed documents."""
+    facts = row_to_document(row).facts()
+    if facts is not None:
+        yield facts.doc_id, facts
 
 
 def _keyed_chunk(row: dict[str, Any], label: str) -> tuple[CarryKey, Chunk]:
@@ -193,11 +215,13 @@ class _DecideFn(beam.DoFn):
         raws: list[RawDocument] = list(grouped[_RAW])
         summaries: list[Summary] = list(grouped[_SUMMARY])
         summary = Summary.merge(summaries) if summaries else None
+        facts: list[DocumentFacts] = list(grouped[_DOCS])
         decision = self._rule.decide(
             matched=any(True for _ in grouped[_FILES]),
             raw=raws[0] if raws else None,
             summary=summary,
             errored=any(True for _ in grouped[_ERRORS]),
+            facts=facts[0] if len(facts) == 1 else None,
         )
         if decision.name is None:
             return
@@ -208,7 +232,8 @@ class _DecideFn(beam.DoFn):
         elif decision.name == REUSED and summary is not None:
             for key in carry_keys(doc, summary, dict(decision.carried)):
                 yield pvalue.TaggedOutput(_CARRY, (key, True))
-            yield pvalue.TaggedOutput(_OUTCOMES, self._rule.outcome(raws[0], decision.carried))
+            outcome = self._rule.outcome(raws[0], decision.carried, facts[0])
+            yield pvalue.TaggedOutput(_OUTCOMES, outcome)
 
 
 class _CountDecisionsFn(beam.CombineFn):
@@ -263,9 +288,10 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
 
     def _read_previous(
         self, p: beam.Pipeline
-    ) -> tuple[PCollection[Any], PCollection[Any], PCollection[Any]]:
+    ) -> tuple[PCollection[Any], PCollection[Any], PCollection[Any], PCollection[Any]]:
         """(carry key, Chunk) of this run's labels, (doc_id, Summary) of every previous
-        document, and (doc_id, True) per previous error row."""
+        document, (doc_id, True) per previous error row and (doc_id, DocumentFacts) per
+        previous documents row of a parsed document."""
         chunks, seen = [], []
         for label in self._previous.labels:
             pattern = self._previous.chunk_pattern(label)
@@ -291,11 +317,19 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             >> ReadFromParquet(self._previous.errors_pattern, columns=["source_uri"])
             | "Key previous errors" >> beam.Map(lambda row: (doc_id(row["source_uri"]), True))
         )
-        return _flatten(p, chunks, "previous chunks"), summaries, errors
+        documents = []
+        if self._previous.has_documents:
+            documents.append(
+                p
+                | "Read previous documents" >> ReadFromParquet(self._previous.documents_pattern)
+                | "Key previous documents" >> beam.FlatMap(_keyed_facts)
+            )
+        facts = _flatten(p, documents, "previous documents")
+        return _flatten(p, chunks, "previous chunks"), summaries, errors, facts
 
     def expand(self, inputs: Mapping[str, PCollection[Any]]) -> dict[str, PCollection[Any]]:
         p = inputs["files"].pipeline
-        chunks, summaries, errors = self._read_previous(p)
+        chunks, summaries, errors, facts = self._read_previous(p)
         files = inputs["files"] | "Key files by doc_id" >> beam.Map(
             lambda f: (doc_id(f.source_uri), f)
         )
@@ -303,7 +337,7 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             lambda d: (doc_id(d.source_uri), d)
         )
         decided = (
-            {_FILES: files, _RAW: raw, _SUMMARY: summaries, _ERRORS: errors}
+            {_FILES: files, _RAW: raw, _SUMMARY: summaries, _ERRORS: errors, _DOCS: facts}
             | "Join with previous output" >> beam.CoGroupByKey()
             | "Decide what to reuse"
             >> beam.ParDo(

@@ -47,9 +47,12 @@ import os
 import pickle
 import select
 import socket
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,6 +137,37 @@ def _helper_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")  # pragma: no cover - Windows
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def _launching_script_hidden() -> Iterator[None]:
+    """Start a helper without multiprocessing re-running the launching script in it.
+
+    Each new process runs ``spawn.prepare``, which imports ``__main__`` again (as
+    ``__mp_main__``) from its ``__spec__`` or ``__file__``: a script without an
+    ``if __name__ == "__main__":`` guard would run again in every helper, and a pipeline
+    started from ``python -`` or ``python -c`` could not start helpers at all (there is
+    no file ``<stdin>`` to import). Helpers need nothing from the script, so for the
+    moment of the start ``__main__`` has neither.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    with _MAIN_LOCK:
+        saved: dict[str, Any] = {
+            k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__
+        }
+        main.__dict__.pop("__file__", None)
+        main.__dict__["__spec__"] = None
+        try:
+            yield
+        finally:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
 # ------------------------------------------------------------------ the worker side
 
 
@@ -204,7 +238,8 @@ class IsolatedRunner:
             name="kebab-chunk-helper",
             daemon=True,
         )
-        process.start()
+        with _launching_script_hidden():
+            process.start()
         theirs.close()
         ours.settimeout(_START_S)
         try:

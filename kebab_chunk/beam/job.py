@@ -38,16 +38,23 @@ from kebab_chunk.beam.incremental import (
 from kebab_chunk.beam.locations import CorpusLocation, prepare_output
 from kebab_chunk.beam.manifest import run_info
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
-from kebab_chunk.beam.progress import ReportProgress
+from kebab_chunk.beam.progress import (
+    ReportProgress,
+    count_selected_files,
+    launch_progress,
+    worker_log_args,
+)
+from kebab_chunk.corpus import CorpusFilter
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import ParserChoice
-from kebab_chunk.report.progress import Progress
 
 __all__ = [
+    "DEFAULT_CORPUS_FILTER",
     "DEFAULT_PARSERS",
     "RunConfig",
     "build_pipeline",
+    "corpus_options",
     "execute",
     "limit_options",
     "load_previous_run",
@@ -55,6 +62,8 @@ __all__ = [
 ]
 
 DEFAULT_PARSERS = ParserChoice()
+#: Every file except hidden entries and tool folders (kebab_chunk/corpus.py).
+DEFAULT_CORPUS_FILTER = CorpusFilter()
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,10 @@ class RunConfig:
     chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     parsers: ParserChoice = DEFAULT_PARSERS  # --parsers: versions other than the defaults
+    # Which files: every --input (``input`` is the first; empty: ``input`` alone) and the
+    # --include/--exclude/--include-hidden filter (docs/corpus-selection.md).
+    inputs: tuple[str, ...] = ()
+    corpus_filter: CorpusFilter = DEFAULT_CORPUS_FILTER
 
 
 def limit_options(config: RunConfig) -> dict[str, Any]:
@@ -88,6 +101,15 @@ def limit_options(config: RunConfig) -> dict[str, Any]:
     }
 
 
+def corpus_options(config: RunConfig) -> dict[str, Any]:
+    """The manifest's record of which files a run reads: each input's pattern relative to
+    the corpus root (``**`` for a directory; the same wherever the corpus lies) and the
+    filter. Runs over the same corpus with different selections differ here; ``--previous``
+    needs nothing more, since a file a filter change drops counts as deleted and one it
+    adds as new."""
+    return {"inputs": config.corpus.relative_patterns(), **config.corpus_filter.to_manifest()}
+
+
 def load_previous_run(previous: str | None, output: str) -> PreviousRun | None:
     """``--previous`` checked on the launching machine (OutputDirError: one sentence)."""
     return load_previous(previous, output=output) if previous is not None else None
@@ -96,7 +118,9 @@ def load_previous_run(previous: str | None, output: str) -> PreviousRun | None:
 def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     """Wire the transforms; ``output`` is the prepared (normalised) output path."""
     labels = run_labels(config.labels)
-    read = p | "Read corpus" >> ReadCorpus(config.corpus, max_file_bytes=config.max_file_bytes)
+    read = p | "Read corpus" >> ReadCorpus(
+        config.corpus, max_file_bytes=config.max_file_bytes, corpus_filter=config.corpus_filter
+    )
     reuse = reuse_previous(config.previous, read, config.labels, config.policy, config.parsers)
     chunked = reuse.documents | "Parse and chunk documents" >> ParseAndChunk(
         config.labels,
@@ -127,6 +151,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         parse_timeout_s=config.parse_timeout_s,
     )
     header["options"].update(limit_options(config))
+    header["options"].update(corpus_options(config))
     header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
     header["parsers"] = config.parsers.effective()
     info = run_info(
@@ -134,12 +159,18 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         output=output,
         pipeline_options=p.options.get_all_options(drop_default=True),
     )
+    if len(config.inputs) > 1:
+        info["inputs"] = list(config.inputs)
     outcomes = reuse.with_outcomes(chunked["outcomes"])
+    # Unmerged inputs: on the in-memory DirectRunner a Flatten runs only after every stage
+    # feeding it has finished, so merged errors would reach the bar only at the end.
     _ = {
-        "files": read["files"],
-        "outcomes": outcomes,
-        "file_errors": (read["errors"], chunked["parse_errors"])
-        | "Collect file errors" >> beam.Flatten(),
+        "outcomes": chunked["outcomes"],
+        **({"reused_outcomes": reuse.outcomes} if reuse.outcomes is not None else {}),
+        "read_errors": read["errors"],
+        "parse_errors": chunked["parse_errors"],
+        "chunk_errors": chunked["chunk_errors"],
+        "write_errors": stored["errors"],
     } | "Report progress" >> ReportProgress()
     _ = {
         "files": read["files"],
@@ -160,11 +191,23 @@ def run(config: RunConfig, beam_args: Sequence[str]) -> tuple[PipelineResult, st
 
 
 def execute(config: RunConfig, beam_args: Sequence[str], output: str) -> PipelineResult:
-    """Build and run the pipeline into a prepared ``output``; waits until it finishes."""
-    p = beam.Pipeline(options=PipelineOptions(list(beam_args)))
+    """Build and run the pipeline into a prepared ``output``; waits until it finishes.
+
+    On a terminal (not in CI) a progress bar shows files done of the files the run will
+    read, the rate, the ETA and failed files; on runners whose workers run elsewhere, the
+    elapsed time (kebab_chunk/beam/progress.py). The DirectRunner's worker processes log
+    at the launcher's level unless ``--default_sdk_harness_log_level`` is given.
+    """
+    options = PipelineOptions(list(beam_args))
+    if quiet := worker_log_args(options):
+        options = PipelineOptions([*beam_args, *quiet])
+    p = beam.Pipeline(options=options)
     build_pipeline(p, config, output)
-    # On a TTY (and not in CI) a local run shows files done / matched and errors so far.
-    with Progress() as progress, progress.activate():
+
+    def count() -> int | None:
+        return count_selected_files(config.corpus, config.corpus_filter)
+
+    with launch_progress(options, count) as progress, progress.activate():
         result = p.run()
         result.wait_until_finish()
     return result

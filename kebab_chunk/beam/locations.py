@@ -6,40 +6,100 @@ Everything goes through Beam's ``FileSystems``, so ``gs://`` and ``s3://`` work 
 as local paths. Local paths are made absolute here, before the pipeline is built, so
 workers started in another directory (a worker pool, a portable job service) see the same
 files.
+
+Several inputs (``--input`` given more than once, :func:`resolve_corpora`) are one
+:class:`CorpusLocation` whose root is the inputs' longest common parent folder, so every
+``source_uri`` stays unique and says which input it came from; one input keeps exactly
+the root (and so the ``source_uri`` values and ``doc_id`` values) it always had. Inputs
+must share one file system (and bucket) and must not overlap, so no file is read twice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from kebab_chunk.errors import RunSetupError
+from kebab_chunk.corpus import CorpusFilter
+from kebab_chunk.errors import RunSetupError, UsageError
 from kebab_chunk.output.layout import CONTENT, LOCK_NAME, MANIFEST_NAME, TEMP_PREFIX
 
 __all__ = [
     "LOCK_NAME",
     "CorpusLocation",
     "RunSetupError",
+    "check_filesystems",
     "check_output_location",
     "output_layout_entries",
     "prepare_output",
     "relative_uri",
+    "resolve_corpora",
     "resolve_corpus",
 ]
 
 _GLOB_CHARS = "*?["
 
 
+def _has_glob(path: str) -> bool:
+    return any(c in path for c in _GLOB_CHARS)
+
+
 @dataclass(frozen=True)
 class CorpusLocation:
-    """A match pattern and the root that ``source_uri`` values are relative to."""
+    """A match pattern and the root that ``source_uri`` values are relative to.
+
+    For several inputs, ``parts`` holds each input as :func:`resolve_corpus` resolved it
+    alone, ``root`` is their common parent folder and ``pattern`` is the first part's:
+    iterate :attr:`inputs` to see every pattern.
+    """
 
     pattern: str
     root: str  # always ends with "/"
+    parts: tuple[CorpusLocation, ...] = ()  # several inputs; empty for one
+
+    @property
+    def inputs(self) -> tuple[CorpusLocation, ...]:
+        """Every input, each with its own pattern and root (``(self,)`` for one input)."""
+        return self.parts or (self,)
+
+    def part_of(self, path: str) -> CorpusLocation | None:
+        """The input a matched ``path`` belongs to (inputs never overlap), or None."""
+        for part in self.inputs:
+            if path == part.pattern or (_has_glob(part.pattern) and path.startswith(part.root)):
+                return part
+        return None
+
+    def named(self, part: CorpusLocation) -> str:
+        """What the user typed of ``part``, relative to the root: ``''`` for the root
+        itself, ``'sub/'`` for a folder or the folder part of a glob, ``'sub/f.md'`` for a
+        file. Names in it are never judged hidden (kebab_chunk/corpus.py)."""
+        typed = part.root if _has_glob(part.pattern) else part.pattern
+        return relative_uri(self.root, typed)
+
+    def relative_patterns(self) -> list[str]:
+        """Each input's pattern relative to the root (``'**'`` for a directory input):
+        what the manifest records, the same wherever the corpus lies."""
+        return [relative_uri(self.root, part.pattern) for part in self.inputs]
+
+    def selects(self, path: str, corpus_filter: CorpusFilter, *, folder: bool = False) -> bool:
+        """Whether ``corpus_filter`` keeps the matched file (or, with ``folder``, may keep
+        something inside the folder) at ``path``, a full path under the root."""
+        part = self.part_of(path) if not folder else self._part_around(path)
+        named = self.named(part) if part is not None else ""
+        relative = relative_uri(self.root, path)
+        if folder:
+            return corpus_filter.accepts_folder(relative, named=named)
+        return corpus_filter.accepts(relative, named=named)
+
+    def _part_around(self, folder: str) -> CorpusLocation | None:
+        inside = folder.rstrip("/") + "/"
+        return next((p for p in self.inputs if inside.startswith(p.root)), None)
 
 
 def _is_local(path: str) -> bool:
@@ -81,11 +141,70 @@ def resolve_corpus(input_path: str, *, must_match: bool = True) -> CorpusLocatio
         root = path.rstrip("/") + "/"
         location = CorpusLocation(root + "**", root)
     if must_match and not FileSystems.match([location.pattern], limits=[1])[0].metadata_list:
+        if "," in input_path:
+            raise RunSetupError(
+                f"--input {input_path!r} matches no files; to give several inputs, repeat "
+                "--input once for each directory, glob or file."
+            )
         raise RunSetupError(
             f"--input {input_path!r} matches no files; check the path, or quote a glob "
             "so the shell does not expand it."
         )
     return location
+
+
+def _place(path: str) -> str:
+    """The file system a path lies in: ``''`` for local, ``scheme://bucket`` otherwise."""
+    if _is_local(path):
+        return ""
+    scheme, _, rest = path.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def _typed(part: CorpusLocation) -> str:
+    """The literal part of an input (its folder ending with '/', or the file), with
+    symlinks resolved for local paths, for the overlap check."""
+    if _has_glob(part.pattern):
+        return _resolved(part.root)
+    return os.path.realpath(part.pattern) if _is_local(part.pattern) else part.pattern
+
+
+def _overlap(a: str, b: str) -> bool:
+    return a == b or (a.endswith("/") and b.startswith(a)) or (b.endswith("/") and a.startswith(b))
+
+
+def resolve_corpora(inputs: Sequence[str], *, must_match: bool = True) -> CorpusLocation:
+    """Several ``--input`` values as one corpus; one input is exactly :func:`resolve_corpus`.
+
+    The root is the longest common parent folder of the inputs' roots, so ``source_uri``
+    values stay unique and name the input they came from. Refused (RunSetupError, one
+    sentence): inputs in different file systems or buckets (they share no root), and
+    inputs that overlap, one inside another's folder, so that a file would be read twice.
+    """
+    given = list(inputs)
+    if not given:
+        raise RunSetupError("no --input was given; give a directory, a glob or a file path.")
+    if len(given) == 1:
+        return resolve_corpus(given[0], must_match=must_match)
+    places = {_place(_normalise(i)) if i.strip() else "" for i in given}
+    if len(places) > 1:
+        shown = ", ".join(sorted(p or "local files" for p in places))
+        raise RunSetupError(
+            f"--input values lie in different file systems or buckets ({shown}); several "
+            "inputs must share one, so run one job per place."
+        )
+    parts = [resolve_corpus(i, must_match=must_match) for i in given]
+    typed = [_typed(p) for p in parts]
+    for i, j in itertools.combinations(range(len(parts)), 2):
+        if _overlap(typed[i], typed[j]):
+            raise RunSetupError(
+                f"--input {given[i]!r} and --input {given[j]!r} overlap, so some files "
+                "would be read twice; give the outer folder once and narrow it with "
+                "--include or --exclude."
+            )
+    root = posixpath.commonprefix([p.root for p in parts])
+    root = root[: root.rfind("/") + 1]
+    return CorpusLocation(parts[0].pattern, root, tuple(parts))
 
 
 def relative_uri(root: str, path: str) -> str:
@@ -113,18 +232,20 @@ def check_output_location(output: str, *, corpus: CorpusLocation) -> str:
     if not output.strip():
         raise RunSetupError("--output is empty; give a directory (local, gs:// or s3://).")
     path = _normalise(output).rstrip("/")
-    out, root = _resolved(path), _resolved(corpus.root)
-    if out.startswith(root):
-        raise RunSetupError(
-            f"--output {output!r} is inside the corpus {corpus.root!r}; a rerun would read "
-            "its own output, so choose a directory outside the input."
-        )
-    if root.startswith(out):
-        raise RunSetupError(
-            f"--output {output!r} contains the corpus {corpus.root!r}; the run would write "
-            "into its own input and --overwrite would delete it, so choose a directory "
-            "outside the input."
-        )
+    out = _resolved(path)
+    for part in corpus.inputs:  # each input's own folder: the common root may hold more
+        root = _resolved(part.root)
+        if out.startswith(root):
+            raise RunSetupError(
+                f"--output {output!r} is inside the corpus {part.root!r}; a rerun would "
+                "read its own output, so choose a directory outside the input."
+            )
+        if root.startswith(out):
+            raise RunSetupError(
+                f"--output {output!r} contains the corpus {part.root!r}; the run would "
+                "write into its own input and --overwrite would delete it, so choose a "
+                "directory outside the input."
+            )
     if _is_local(path) and os.path.exists(path) and not os.path.isdir(path):
         raise RunSetupError(f"--output {output!r} is a file; give a directory path.")
     return path
@@ -172,3 +293,43 @@ def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> s
         with contextlib.suppress(OSError):
             os.rmdir(path)
     return path
+
+
+#: URI scheme -> (what it is, the requirement that installs Apache Beam's file system for it).
+_FILESYSTEM_EXTRAS = {
+    "gs": ("Google Cloud Storage", "kebab-chunk[gcs]"),
+    "s3": ("Amazon S3", "kebab-chunk[s3]"),
+    "azfs": ("Azure Blob Storage", "apache-beam[azure]"),
+    "hdfs": ("HDFS", "apache-beam[hadoop]"),
+}
+
+
+def check_filesystems(paths: dict[str, Any]) -> None:
+    """Refuse, in one sentence, a path whose scheme no installed Beam file system reads.
+
+    ``paths`` maps an option (``--input``) to its value: a path, a list of paths (a
+    repeatable option) or None. Without this check a ``gs://`` path fails deep inside Beam
+    with "Unable to get filesystem"; this names the extra to install instead. Local paths
+    and schemes with an installed file system pass.
+    """
+    from apache_beam.io import filesystem, filesystems  # the latter registers what is installed
+
+    # Beam's own functions carry no annotations.
+    base: Any = filesystem.FileSystem
+    beam_filesystems: Any = filesystems.FileSystems
+    installed = {fs.scheme() for fs in base.get_all_subclasses()}
+    for option, value in paths.items():
+        for path in [value] if isinstance(value, str) else list(value or ()):
+            scheme = beam_filesystems.get_scheme(path)
+            if scheme is None or scheme in installed:
+                continue
+            if scheme in _FILESYSTEM_EXTRAS:
+                what, extra = _FILESYSTEM_EXTRAS[scheme]
+                raise UsageError(
+                    f"{option} {path!r} is on {what}, but Apache Beam's file system for "
+                    f"{scheme}:// is not installed; install it with: pip install '{extra}'"
+                )
+            raise UsageError(
+                f"{option} {path!r} uses {scheme}://, which no Apache Beam file system "
+                "reads; use a local path, gs:// or s3://"
+            )

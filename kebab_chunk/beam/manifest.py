@@ -9,6 +9,12 @@ no outcome at all would be ``unaccounted`` and makes ``accounting.closes`` false
 silently dropped document cannot go unnoticed. Buckets come from the data itself, joined
 by ``source_uri``; ``files_matched`` is counted independently from the match step.
 
+The same join gives the documents table (``OUTPUT/documents/part-*.parquet``, written by
+``WriteDocuments``): one :class:`~kebab_chunk.output.records.DocumentRow` per matched file,
+its ``status`` the bucket above (``error`` for ``errors``), so the table and the manifest
+cannot disagree. The manifest waits for the documents files like it waits for every other
+part file.
+
 Everything outside ``run_info`` is a function of the corpus bytes, their relative paths,
 the options that shape output and the package version; ``run_info`` holds the where and
 when (paths, runner options, timestamps, library versions).
@@ -17,6 +23,7 @@ when (paths, runner options, timestamps, library versions).
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -25,19 +32,38 @@ from datetime import UTC, datetime
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, AsSingleton, PCollection
 from apache_beam.transforms import combiners
 
 from kebab_chunk import __version__
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.durable import write_whole
+from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.output.layout import MANIFEST_NAME
-from kebab_chunk.output.records import DocumentOutcome, ErrorRecord, SourceFile, WrittenFile
-from kebab_chunk.output.schema import SCHEMA_VERSION
+from kebab_chunk.model.ids import doc_id
+from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME
+from kebab_chunk.output.records import (
+    DocumentFacts,
+    DocumentOutcome,
+    DocumentRow,
+    ErrorRecord,
+    SourceFile,
+    Status,
+    WrittenFile,
+)
+from kebab_chunk.output.schema import SCHEMA_VERSION, documents_table, write_parquet
 
-__all__ = ["MANIFEST_NAME", "MANIFEST_VERSION", "FileAccount", "WriteManifest", "manifest_header"]
+__all__ = [
+    "DEFAULT_DOCUMENT_ROWS_PER_FILE",
+    "MANIFEST_NAME",
+    "MANIFEST_VERSION",
+    "FileAccount",
+    "WriteDocuments",
+    "WriteManifest",
+    "manifest_header",
+]
 
 MANIFEST_VERSION = 1
 #: Longest list of file names the manifest spells out for unaccounted/unexpected files.
@@ -45,6 +71,15 @@ _MAX_LISTED = 100
 
 CHUNKED, ZERO_CHUNKS, ERROR = "chunked", "zero_chunks", "errors"
 UNACCOUNTED, UNEXPECTED = "unaccounted", "unexpected"
+#: A matched file's bucket -> its documents-table status (``unexpected`` files have no row).
+_STATUS: dict[str, Status] = {
+    CHUNKED: "chunked",
+    ZERO_CHUNKS: "zero_chunks",
+    ERROR: "error",
+    UNACCOUNTED: "unaccounted",
+}
+#: Documents-table rows per part file (a few hundred bytes each).
+DEFAULT_DOCUMENT_ROWS_PER_FILE = 100_000
 
 
 @dataclass(frozen=True)
@@ -61,6 +96,31 @@ class FileAccount:
     parser_version: str | None
     chunks_by_label: tuple[tuple[str, int], ...]
     errors: tuple[tuple[str, str], ...]  # (stage, error_type) per error row
+    detected_media_type: str | None = None  # as the read step saw it (None: unknown)
+    content_hash: str | None = None  # None: never read
+    facts: DocumentFacts | None = None  # None: never parsed
+
+    def document_row(self) -> DocumentRow | None:
+        """The documents-table row of this file (None for a file that was not matched)."""
+        if not self.matched:
+            return None
+        facts = self.facts
+        return DocumentRow(
+            source_uri=self.source_uri,
+            doc_id=facts.doc_id if facts else None,
+            media_type=facts.media_type if facts else self.detected_media_type,
+            parser_version=facts.parser_version if facts else None,
+            content_hash=self.content_hash,
+            size_bytes=self.size_bytes,
+            title=facts.title if facts else None,
+            front_matter=facts.front_matter if facts else None,
+            warnings=facts.warnings if facts else (),
+            pages=facts.pages if facts else None,
+            blocks=facts.blocks if facts else None,
+            chunks_by_label=self.chunks_by_label,
+            status=_STATUS[self.bucket],
+            errors=self.errors,
+        )
 
 
 def manifest_header(
@@ -130,9 +190,13 @@ class _ClassifyFn(beam.DoFn):
             bucket = CHUNKED if sum(chunk_counts.values()) else ZERO_CHUNKS
         else:
             bucket = UNACCOUNTED
-        media_type = (
-            outcome.media_type if outcome else (files[0].media_type if files else None)
-        ) or "unknown"
+        detected = files[0].media_type if files else None
+        media_type = (outcome.media_type if outcome else detected) or "unknown"
+        content_hash = (
+            outcome.facts.content_hash
+            if outcome
+            else next((e.content_hash for e in errors if e.content_hash), None)
+        )
         account = FileAccount(
             source_uri=uri,
             bucket=bucket,
@@ -140,10 +204,13 @@ class _ClassifyFn(beam.DoFn):
             size_bytes=files[0].size_bytes if files else 0,
             matched=bool(files),
             parsed=outcome is not None,
-            warnings=outcome.warnings if outcome else 0,
+            warnings=len(outcome.warnings) if outcome else 0,
             parser_version=outcome.parser_version if outcome else None,
             chunks_by_label=tuple(sorted(chunk_counts.items())),
             errors=tuple((e.stage, e.error_type) for e in errors),
+            detected_media_type=detected,
+            content_hash=content_hash,
+            facts=outcome.facts if outcome else None,
         )
         if account.matched:
             metrics.inc("files_matched")
@@ -273,7 +340,7 @@ class _WriteManifestFn(beam.DoFn):
                 kind: [
                     {"path": w.path, "rows": w.rows} for w in files if w.path.startswith(kind + "/")
                 ]
-                for kind in ("chunks", "errors")
+                for kind in (CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR)
             },
             **summary,
             "run_info": {
@@ -287,7 +354,8 @@ class _WriteManifestFn(beam.DoFn):
 
 
 class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[str]]):
-    """Write ``OUTPUT/manifest.json`` once every part file is written.
+    """Write the documents table, then ``OUTPUT/manifest.json`` once every part file is
+    written (the documents table's included: it comes from the same per-file join).
 
     Input: a dict of PCollections ``files`` (SourceFile), ``outcomes`` (DocumentOutcome),
     ``chunk_counts`` (``(source_uri, (label, rows written))``, as WriteChunks emits them;
@@ -296,14 +364,22 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
     (WrittenFile of every part file; the manifest waits for them, so a manifest present
     means the output is complete); optionally ``incremental`` (one dict, the counts of an
     incremental run, written as the manifest's ``incremental`` section). Output: the
-    manifest path.
+    manifest path. ``document_rows_per_file`` sizes the documents part files.
     """
 
-    def __init__(self, output: str, header: Mapping[str, Any], info: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        output: str,
+        header: Mapping[str, Any],
+        info: Mapping[str, Any],
+        *,
+        document_rows_per_file: int = DEFAULT_DOCUMENT_ROWS_PER_FILE,
+    ) -> None:
         super().__init__()
         self._output = output.rstrip("/")
         self._header = dict(header)
         self._info = dict(info)
+        self._rows_per_file = document_rows_per_file
 
     def expand(self, inputs: Mapping[str, PCollection[Any]]) -> PCollection[str]:
         files = inputs["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, f))
@@ -318,21 +394,103 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
                 | "Count chunks per source" >> combiners.Count.PerElement()
                 | "Key chunk counts" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
             )
-        summary = (
+        accounts = (
             {"files": files, "outcomes": outcomes, "errors": errors, "chunks": chunks}
             | "Join per file" >> beam.CoGroupByKey()
             | "Classify files" >> beam.ParDo(_ClassifyFn())
-            | "Summarise" >> beam.CombineGlobally(_SummariseFn())
         )
+        summary = accounts | "Summarise" >> beam.CombineGlobally(_SummariseFn())
+        documents = (
+            accounts
+            | "Documents table rows" >> beam.FlatMap(_document_row)
+            | "Write documents" >> WriteDocuments(self._output, rows_per_file=self._rows_per_file)
+        )
+        written = (
+            inputs["written"],
+            documents,
+        ) | "Every written file" >> beam.Flatten()
         if "incremental" in inputs:  # --previous runs: see kebab_chunk/beam/incremental.py
             summary = summary | "Add incremental counts" >> beam.Map(
                 _with_incremental, AsSingleton(inputs["incremental"])
             )
         path: PCollection[str] = summary | "Write manifest" >> beam.ParDo(
             _WriteManifestFn(self._output, self._header, self._info),
-            AsList(inputs["written"]),
+            AsList(written),
         )
         return path
+
+
+def _document_row(account: FileAccount) -> Iterator[DocumentRow]:
+    row = account.document_row()
+    if row is not None:
+        yield row
+
+
+def _shard_of(source_uri: str, count: int) -> int:
+    """The documents part file of a row: ``int(doc_id[:12], 16) % count`` (stable)."""
+    return 0 if count == 1 else int(doc_id(source_uri)[:12], 16) % count
+
+
+def _shard_count(rows: int, rows_per_file: int) -> int:
+    return max(1, math.ceil(rows / rows_per_file))
+
+
+class _WriteDocumentsFn(beam.DoFn):
+    """One documents part file: the shard's rows sorted by source_uri."""
+
+    def __init__(self, output: str) -> None:
+        self._output = output
+
+    def process(
+        self, element: tuple[int, Iterable[DocumentRow | None]], count: int
+    ) -> Iterator[WrittenFile]:
+        index, rows = element
+        table = documents_table(r for r in rows if r is not None)
+        relative = f"{DOCUMENTS_DIR}/{part_name(index, count)}"
+        with FileSystems.create(
+            f"{self._output}/{relative}", mime_type="application/octet-stream"
+        ) as f:
+            write_parquet(table, f)
+        yield WrittenFile(relative, table.num_rows)
+
+
+class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[WrittenFile]]):
+    """Write the documents table under ``OUTPUT/documents/``: ``part-<i>-of-<n>.parquet``.
+
+    ``n = ceil(rows / rows_per_file)`` (at least 1, so the table exists, empty, for an
+    empty corpus); a row goes to part ``int(doc_id[:12], 16) % n``, and each part is
+    sorted by ``source_uri``, so the same rows give the same files, byte for byte, on any
+    runner. No step holds more than one part's rows. Output: one WrittenFile per part.
+    """
+
+    def __init__(self, output: str, *, rows_per_file: int = DEFAULT_DOCUMENT_ROWS_PER_FILE) -> None:
+        super().__init__()
+        if rows_per_file <= 0:
+            raise ValueError(f"rows_per_file must be > 0, got {rows_per_file}")
+        self._output = output.rstrip("/")
+        self._rows_per_file = rows_per_file
+
+    def expand(self, rows: PCollection[DocumentRow]) -> PCollection[WrittenFile]:
+        per_file = self._rows_per_file
+        count = (
+            rows
+            | "Count documents" >> combiners.Count.Globally()
+            | "Documents part files" >> beam.Map(_shard_count, per_file)
+        )
+        keyed = rows | "Key documents by part" >> beam.Map(
+            lambda r, n: (_shard_of(r.source_uri, n), r), AsSingleton(count)
+        )
+        markers = count | "Every documents part" >> beam.FlatMap(
+            lambda n: [(i, None) for i in range(n)]
+        )
+        written: PCollection[WrittenFile] = (
+            (keyed, markers)
+            | "Documents and part markers" >> beam.Flatten()
+            | "Documents per part" >> beam.GroupByKey()
+            | "Write documents part files"
+            >> beam.ParDo(_WriteDocumentsFn(self._output), AsSingleton(count))
+        )
+        return written
 
 
 def _with_incremental(summary: Mapping[str, Any], incremental: Any) -> dict[str, Any]:

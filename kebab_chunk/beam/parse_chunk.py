@@ -98,12 +98,7 @@ class _ParseChunkFn(IsolatedDoFn):
                     max_memory_mb=self._max_memory_mb,
                 ),
             )
-            yield pvalue.TaggedOutput(
-                OUTCOMES,
-                DocumentOutcome(
-                    raw.source_uri, parsed.media_type, parsed.parser_version, parsed.warnings, ()
-                ),
-            )
+            yield pvalue.TaggedOutput(OUTCOMES, DocumentOutcome(raw.source_uri, parsed, ()))
 
 
 class ParseAndChunk(beam.PTransform[PCollection[RawDocument], _Outputs]):
@@ -113,13 +108,14 @@ class ParseAndChunk(beam.PTransform[PCollection[RawDocument], _Outputs]):
     and ``ChunkDocuments`` (``labels``, ``policy``, ``chunk_timeout_s``), with one memory
     guard for the helper. Outputs (a dict): ``chunks``; ``parse_errors`` and
     ``chunk_errors`` (ErrorRecord, exactly the rows the two transforms give); ``outcomes``
-    (one DocumentOutcome per parsed document).
+    (one DocumentOutcome per parsed document). ``labels=None`` chunks each document under
+    the default labels of its media type; ``policy=None`` is ``ChunkPolicy()``.
     """
 
     def __init__(
         self,
-        labels: Sequence[str] | None,
-        policy: ChunkPolicy,
+        labels: Sequence[str] | None = None,
+        policy: ChunkPolicy | None = None,
         *,
         parse_timeout_s: float = DEFAULT_PARSE_TIMEOUT_S,
         chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S,

@@ -1,6 +1,12 @@
 # mypy: disallow-untyped-calls=False
 # (Beam ships partial type hints: its transforms are untyped callables.)
-"""``ReadCorpus``: match the corpus, spread the files over workers, read each one once.
+"""``ReadCorpus``: match the corpus, select files, spread them over workers, read each once.
+
+Right after matching, a :class:`~kebab_chunk.corpus.CorpusFilter` decides which files are
+read (``--include``, ``--exclude``, hidden entries and tool folders such as ``.git`` and
+``node_modules`` skipped by default: docs/corpus-selection.md). A file it skips is not
+matched: never read, no error row, not in the manifest's accounting; the counter
+``files_skipped_by_filter`` counts them. The walk below never enters a skipped folder.
 
 Local corpora get extra guards (object stores have none of these things). A local file
 is opened exactly once, without blocking (``O_NONBLOCK``), and every decision is taken
@@ -31,7 +37,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +49,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import PBegin, PCollection
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.locations import CorpusLocation, relative_uri, resolve_corpus
+from kebab_chunk.beam.locations import CorpusLocation, relative_uri, resolve_corpora
+from kebab_chunk.corpus import CorpusFilter
 from kebab_chunk.errors import LimitExceededError, ReadRefused
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.output.records import ErrorRecord, RawDocument, SourceFile
@@ -60,6 +67,7 @@ __all__ = [
     "ReadRefused",
     "portable_uri",
     "read_local",
+    "selected_files",
     "uri_path_bytes",
 ]
 
@@ -71,6 +79,8 @@ _HEAD_BYTES = 8
 
 FILES = "files"
 ERRORS = "errors"
+#: Counter of matched files that the corpus filter left out (never read, not accounted).
+SKIPPED_BY_FILTER = "files_skipped_by_filter"
 
 #: ``error_type`` of the ``read`` rows for entries that are recorded but never read.
 SYMLINK_OUTSIDE_CORPUS = "symlink_outside_corpus"
@@ -232,12 +242,50 @@ def _broken_message(uri: str) -> str:
     return f"{uri} is a symbolic link whose target does not exist; fix or remove the link."
 
 
-class _ReadFileFn(beam.DoFn):
-    """Emits one SourceFile per match, then either its bytes or one error row."""
+class _SelectFn(beam.DoFn):
+    """Keeps the matched files that the corpus filter selects (before anything is read)."""
 
-    def __init__(self, root: str, max_file_bytes: int) -> None:
+    def __init__(self, location: CorpusLocation, corpus_filter: CorpusFilter) -> None:
+        self._location = location
+        self._filter = corpus_filter
+
+    def process(self, match: Any) -> Iterator[Any]:
+        if self._location.selects(match.path, self._filter):
+            yield match
+        else:
+            metrics.inc(SKIPPED_BY_FILTER)
+
+
+def selected_files(
+    location: CorpusLocation, corpus_filter: CorpusFilter | None = None
+) -> list[tuple[str, int]]:
+    """``(path, size)`` of every matched file ``ReadCorpus`` would read, sorted, listed on
+    this machine through FileSystems (for counting a run's files before it starts).
+    Entries only the local walk records (dangling links, unreadable folders) are not in it."""
+    chosen = corpus_filter if corpus_filter is not None else CorpusFilter()
+    found = FileSystems.match([part.pattern for part in location.inputs])
+    return sorted(
+        (m.path, int(m.size_in_bytes))
+        for result in found
+        for m in result.metadata_list
+        if not m.path.endswith("/") and location.selects(m.path, chosen)
+    )
+
+
+class _ReadFileFn(beam.DoFn):
+    """Emits one SourceFile per match, then either its bytes or one error row.
+
+    ``guard_roots``: the inputs' own roots; a local file must lie inside the one it was
+    matched under (the corpus root when none is given), so with several inputs a link
+    cannot reach a sibling folder that is no input."""
+
+    def __init__(self, root: str, max_file_bytes: int, guard_roots: Sequence[str] = ()) -> None:
         self._root = root
         self._max = max_file_bytes
+        self._guard_roots = tuple(sorted(guard_roots, key=len, reverse=True))
+
+    def _guard_root(self, path: str) -> str:
+        return next((r for r in self._guard_roots if path.startswith(r)), self._root)
 
     def process(self, readable: fileio.ReadableFile) -> Iterator[object]:
         metrics.record_worker()
@@ -246,7 +294,8 @@ class _ReadFileFn(beam.DoFn):
         size = int(readable.metadata.size_in_bytes)
         try:
             if _is_local(path):
-                local = read_local(path, os.path.realpath(self._root), uri, self._max)
+                real_root = os.path.realpath(self._guard_root(path))
+                local = read_local(path, real_root, uri, self._max)
                 raw, head, size = local.raw, local.head, max(size, local.size)
             else:
                 raw, head = self._read_remote(readable, size)
@@ -299,16 +348,26 @@ class _UnlistedEntriesFn(beam.DoFn):
     cannot be read, and a directory that cannot be listed is skipped with all its files.
     Links to directories inside the root need nothing (their files are matched under their
     real paths); every other such link, and every directory that cannot be listed, becomes
-    one SourceFile and one ``read`` error row.
+    one SourceFile and one ``read`` error row. Entries the corpus filter skips are not
+    recorded, and skipped folders are not entered (a ``.git`` or ``node_modules`` is never
+    walked). Each element is one input; ``corpus`` is the whole corpus when there are
+    several (its root is what ``source_uri`` values are relative to).
     """
 
+    def __init__(
+        self, corpus_filter: CorpusFilter | None = None, corpus: CorpusLocation | None = None
+    ) -> None:
+        self._filter = corpus_filter if corpus_filter is not None else CorpusFilter()
+        self._corpus = corpus
+
     def process(self, location: CorpusLocation) -> Iterator[object]:
+        corpus = self._corpus or location
         pattern = re.compile(FileSystem.translate_pattern(location.pattern))
         real_root = os.path.realpath(location.root)
         unlistable: list[str] = []
 
         def refuse(path: str, error_type: str, message: Callable[[str], str]) -> Iterator[object]:
-            uri = portable_uri(relative_uri(location.root, path))
+            uri = portable_uri(relative_uri(corpus.root, path))
             media_type = detect_media_type(uri)
             yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, 0))
             yield pvalue.TaggedOutput(
@@ -320,10 +379,17 @@ class _UnlistedEntriesFn(beam.DoFn):
                 unlistable.append(os.fsdecode(exc.filename))
 
         for dirpath, dirnames, filenames in os.walk(location.root, onerror=on_error):
-            dirnames.sort()
+            # In place, so os.walk never enters a folder the filter skips.
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if corpus.selects(os.path.join(dirpath, d), self._filter, folder=True)
+            )
             for name in sorted([*dirnames, *filenames]):
                 path = os.path.join(dirpath, name)
                 if not os.path.islink(path) or not pattern.match(path):
+                    continue
+                if name not in dirnames and not corpus.selects(path, self._filter):
                     continue
                 if not os.path.exists(path):
                     yield from refuse(path, BROKEN_SYMLINK, _broken_message)
@@ -356,49 +422,78 @@ def _unreadable_dir_message(uri: str) -> str:
 
 
 class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
-    """Match ``input`` (directory, glob or file) and read every file, through FileSystems.
+    """Match the corpus (directories, globs or files) and read the selected files, through
+    FileSystems.
 
-    Outputs (a dict): ``documents`` (RawDocument, main), ``files`` (one SourceFile
-    per matched file, for the accounting) and ``errors`` (ErrorRecord, stage ``read``).
-    The Reshuffle after matching spreads files over workers; without it every file stays in
-    the single bundle MatchFiles produced, on one worker. Files over ``max_file_bytes`` are
-    refused from their match metadata without being read whole. Every matched file counts,
-    hidden ones included (nothing is skipped silently); narrow the input with a glob.
-    Local corpora: see the module docstring for symbolic links and special files.
+    ``input_path``: one ``--input`` value, several (a list: one corpus whose root is their
+    common parent folder, see :func:`~kebab_chunk.beam.locations.resolve_corpora`), or a
+    resolved :class:`CorpusLocation`. ``corpus_filter`` (default: ``CorpusFilter()``, which
+    skips hidden entries and tool folders) picks the files read; ``max_file_bytes``
+    (default ``DEFAULT_MAX_FILE_BYTES``) is the largest file read. Outputs (a dict):
+    ``documents`` (RawDocument, main), ``files`` (one SourceFile per selected file, for the
+    accounting) and ``errors`` (ErrorRecord, stage ``read``). The Reshuffle after matching
+    spreads files over workers; without it every file stays in the single bundle the match
+    produced, on one worker. Files over ``max_file_bytes`` are refused from their match
+    metadata without being read whole. Local corpora: see the module docstring for symbolic
+    links and special files.
     """
 
-    def __init__(self, input_path: str | CorpusLocation, *, max_file_bytes: int) -> None:
+    def __init__(
+        self,
+        input_path: str | Sequence[str] | CorpusLocation,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        corpus_filter: CorpusFilter | None = None,
+    ) -> None:
         super().__init__()
         if max_file_bytes <= 0:
             raise ValueError(f"max_file_bytes must be > 0, got {max_file_bytes}")
-        self._location = (
-            input_path if isinstance(input_path, CorpusLocation) else resolve_corpus(input_path)
-        )
+        if isinstance(input_path, CorpusLocation):
+            self._location = input_path
+        elif isinstance(input_path, str):
+            self._location = resolve_corpora([input_path])
+        else:
+            self._location = resolve_corpora(list(input_path))
         self._max = max_file_bytes
+        self._filter = corpus_filter if corpus_filter is not None else CorpusFilter()
 
     @property
     def location(self) -> CorpusLocation:
         return self._location
 
+    @property
+    def corpus_filter(self) -> CorpusFilter:
+        return self._filter
+
     def expand(self, pbegin: PBegin) -> dict[str, PCollection[Any]]:
+        location = self._location
+        if len(location.inputs) == 1:
+            matched = pbegin | "Match files" >> fileio.MatchFiles(location.pattern)
+        else:
+            matched = (
+                pbegin
+                | "Input patterns" >> beam.Create([part.pattern for part in location.inputs])
+                | "Match files" >> fileio.MatchAll()
+            )
+        guard_roots = [part.root for part in location.parts]
         read = (
-            pbegin
-            | "Match files" >> fileio.MatchFiles(self._location.pattern)
+            matched
+            | "Select files" >> beam.ParDo(_SelectFn(location, self._filter))
             | "Spread files over workers" >> beam.Reshuffle()
             | "Open matches"
             >> fileio.ReadMatches(compression=CompressionTypes.UNCOMPRESSED, skip_directories=True)
             | "Read files"
-            >> beam.ParDo(_ReadFileFn(self._location.root, self._max)).with_outputs(
+            >> beam.ParDo(_ReadFileFn(location.root, self._max, guard_roots)).with_outputs(
                 FILES, ERRORS, main="documents"
             )
         )
-        if not _is_local(self._location.pattern):
+        if not _is_local(location.pattern):
             return {"documents": read.documents, FILES: read[FILES], ERRORS: read[ERRORS]}
         links = (
             pbegin
-            | "Corpus location" >> beam.Create([self._location])
+            | "Corpus location" >> beam.Create(list(location.inputs))
             | "Find links the match skips"
-            >> beam.ParDo(_UnlistedEntriesFn()).with_outputs(FILES, ERRORS)
+            >> beam.ParDo(_UnlistedEntriesFn(self._filter, location)).with_outputs(FILES, ERRORS)
         )
         files = (read[FILES], links[FILES]) | "All matched entries" >> beam.Flatten()
         errors = (read[ERRORS], links[ERRORS]) | "All read errors" >> beam.Flatten()

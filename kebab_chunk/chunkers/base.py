@@ -27,6 +27,11 @@ class Chunker(Protocol):
     version: str
     #: One line saying which documents the chunker accepts (shown by ``kebab-chunk chunkers``).
     accepts_description: str
+    #: The ``policy.tokenizer`` values that shape this chunker's output: ``None`` when it
+    #: counts with whatever tokenizer the policy names, else the few it sizes chunks with.
+    #: Any other tokenizer leaves its chunks as they are, yet still changes their ids (the
+    #: tokenizer is part of ``policy_hash``), so the command line refuses or warns.
+    uses_tokenizers: frozenset[str] | None
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """Whether ``chunk(doc, ...)`` is within this chunker's contract."""

@@ -44,6 +44,8 @@ class HierarchicalV1Chunker(TokenAwareChunker):
         "any document: one chunk per element (paragraph, list or list item, table, code, "
         "media reference) with headings and captions as metadata"
     )
+    #: Every tokenizer: each chunk's token_estimate is counted with the policy's tokenizer.
+    uses_tokenizers: frozenset[str] | None = None
 
     def chunks_of(
         self,

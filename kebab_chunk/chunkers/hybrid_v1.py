@@ -433,6 +433,8 @@ class HybridV1Chunker(TokenAwareChunker):
         "any document: hierarchical chunks split and merged so that the contextualised "
         "text fits max_tokens of the policy's tokenizer"
     )
+    #: Every tokenizer: chunks are split and merged by the policy's tokenizer's counts.
+    uses_tokenizers: frozenset[str] | None = None
 
     def chunks_of(
         self,

@@ -345,6 +345,8 @@ class MdHeaderCharsV1Chunker:
         "Markdown or plain-text documents (every block one lines span); budget in characters: "
         "target_tokens x 3, or x 1 with tokenizer 'chars'"
     )
+    #: ``chars`` makes a token one character; every other tokenizer counts as ``bytes-3``.
+    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3", CHARS_TOKENIZER})
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """Markdown / plain text whose blocks each carry one exact ``lines`` span."""

@@ -68,6 +68,8 @@ class MdHeadingV1Chunker:
     accepts_description = (
         "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF"
     )
+    #: Sizes by the byte proxy whatever the policy's tokenizer (its specification).
+    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3"})
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """True when every span of every block is a ``lines`` span."""

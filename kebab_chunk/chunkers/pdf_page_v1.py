@@ -43,6 +43,8 @@ class PdfPageV1Chunker:
     accepts_description = (
         "PDF documents (every block a paragraph with one page span, as pdf-text-v1 makes)"
     )
+    #: Sizes by the byte proxy whatever the policy's tokenizer.
+    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3"})
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """True when every block is a page-spanned paragraph (an empty doc must be a PDF)."""

@@ -8,11 +8,19 @@ with different output: a change in output is a new label (see docs/versioning.md
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
+from itertools import chain
 
 from kebab_chunk.chunkers.base import Chunker
-from kebab_chunk.errors import UnknownChunkerError
+from kebab_chunk.errors import UnknownChunkerError, UsageError
+from kebab_chunk.tokenizers import DEFAULT_TOKENIZER
 
-__all__ = ["DEFAULT_LABELS_BY_MEDIA_TYPE", "get_chunker", "registered_labels"]
+__all__ = [
+    "DEFAULT_LABELS_BY_MEDIA_TYPE",
+    "check_tokenizer_use",
+    "get_chunker",
+    "registered_labels",
+]
 
 _REGISTRY: dict[str, str] = {
     "md-heading-v1": "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
@@ -53,3 +61,38 @@ def get_chunker(label: str) -> Chunker:
     cls = getattr(importlib.import_module(module_name), attr)
     chunker: Chunker = cls()
     return chunker
+
+
+def _uses(label: str, tokenizer: str) -> bool:
+    used = get_chunker(label).uses_tokenizers
+    return used is None or tokenizer in used
+
+
+def check_tokenizer_use(labels: Sequence[str] | None, tokenizer: str) -> str | None:
+    """Refuse a tokenizer that no chunker of the run uses; a warning when only some ignore it.
+
+    ``labels``: the requested chunker labels (None: the defaults per media type);
+    ``tokenizer``: the canonical name. The tokenizer is part of every chunk id, so a
+    tokenizer a chunker ignores (each chunker says which it uses, ``uses_tokenizers``)
+    changes that chunker's ids and nothing else. When every label ignores it, the run is
+    refused (UsageError); when only some do, the returned sentence names them (None: all
+    use it).
+    """
+    if tokenizer == DEFAULT_TOKENIZER:
+        return None
+    run = list(labels) if labels else sorted(set(chain(*DEFAULT_LABELS_BY_MEDIA_TYPE.values())))
+    ignoring = [label for label in run if not _uses(label, tokenizer)]
+    if not ignoring:
+        return None
+    names = ", ".join(ignoring)
+    if len(ignoring) == len(run):
+        users = ", ".join(label for label in registered_labels() if _uses(label, tokenizer))
+        raise UsageError(
+            f"--tokenizer {tokenizer} is not used by {names} (chunk sizes stay the same) but "
+            "would change every chunk id; leave --tokenizer out, or choose a chunker that "
+            f"counts with it ({users})"
+        )
+    return (
+        f"--tokenizer {tokenizer} is not used by {names}: their chunks stay the same but "
+        "get new chunk ids; run them without --tokenizer to keep their ids"
+    )

@@ -7,6 +7,8 @@ a runs folder, :mod:`kebab_chunk.cli.rechunk`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
 ``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
 document that ``run`` accepts with a raised limit can also be looked at on its own.
+``--debug`` (tracebacks) and ``--verbose`` (INFO log records, Apache Beam's included) may
+be given anywhere before ``--``; every ``--help`` shows each option's default.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kebab_chunk.cli._io import UsageError, print_debug
+from kebab_chunk.cli._options import DefaultsHelpFormatter, configure_logging
 from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_chunkers
 from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
 from kebab_chunk.cli.exits import EXIT_DATA, EXIT_USAGE
@@ -46,7 +49,12 @@ logging.getLogger().addFilter(_not_apitools_notice)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad option in one sentence instead of a usage block."""
+    """argparse that reports a bad option in one sentence instead of a usage block, and
+    shows every option's default in ``--help``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"kebab-chunk: {message}; see '{self.prog} --help'.\n")
@@ -59,6 +67,11 @@ def _build_parser() -> _Parser:
         "--debug",
         action="store_true",
         help="on an error print the traceback, not one sentence (any position)",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also log INFO records, Apache Beam's included, to stderr (any position)",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -85,9 +98,12 @@ def _build_parser() -> _Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
-    if debug and argv and argv[0] in ("run", "rechunk"):
-        argv.append("--debug")  # the pipeline's own option
+    argv, debug = _take_flag(list(sys.argv[1:] if argv is None else argv), "--debug")
+    argv, verbose = _take_flag(argv, "--verbose")
+    configure_logging(verbose)
+    if argv and argv[0] in ("run", "rechunk"):
+        # The pipeline's own options (run also takes them from python -m pipelines...).
+        argv += ["--debug"] * debug + ["--verbose"] * verbose
     if argv and argv[0] == "rechunk":
         from kebab_chunk.cli.rechunk import main as rechunk_main
 
@@ -127,10 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DATA
 
 
-def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
-    """Remove ``--debug`` from anywhere before the first ``--``; report whether it was there."""
+def _take_flag(argv: list[str], flag: str) -> tuple[list[str], bool]:
+    """Remove ``flag`` from anywhere before the first ``--``; report whether it was there."""
     end = argv.index("--") if "--" in argv else len(argv)
-    debug = "--debug" in argv[:end]
-    return [a for i, a in enumerate(argv) if i >= end or a != "--debug"], debug
-
-
+    given = flag in argv[:end]
+    return [a for i, a in enumerate(argv) if i >= end or a != flag], given

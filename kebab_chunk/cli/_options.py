@@ -1,42 +1,101 @@
-"""Options shared by several commands: the chunk policy, parser versions, parse limits.
+"""Options and checks shared by several commands.
 
-``run`` and ``rechunk`` take the same parse limits as ``parse`` and ``chunk``, so a document
-that a run accepts with a raised limit can also be looked at on its own.
+The chunk policy, parser versions and parse limits (``run`` and ``rechunk`` take the same
+parse limits as ``parse`` and ``chunk``, so a document that a run accepts with a raised
+limit can also be looked at on its own); the help formatter that shows every default; the
+checks that turn a missing file-system extra or a tokenizer no chunker uses into one
+sentence before anything runs; and where log records go (``--verbose``).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
+from typing import Any
 
+from kebab_chunk.chunkers.registry import check_tokenizer_use
 from kebab_chunk.errors import LimitExceededError, ParseError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.report.progress import write_above
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = [
+    "DefaultsHelpFormatter",
     "add_limit_arguments",
     "add_parsers_argument",
     "add_policy_arguments",
+    "check_filesystems",
+    "check_tokenizer_use",
+    "configure_logging",
     "limits_from_args",
     "parse_error_sentence",
     "policy_from_args",
 ]
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows each option's default: ``(default: X)`` is added to its help unless
+    the help already speaks of its default, or there is none to show (a flag, no value)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            "default" in text
+            or not action.option_strings
+            or action.nargs == 0
+            or action.default in (None, argparse.SUPPRESS)
+        ):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
 def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
     """The chunk policy flags, shared by ``chunk`` and (by name) the pipeline."""
     defaults = ChunkPolicy()
-    parser.add_argument("--target-tokens", type=int, default=defaults.target_tokens)
-    parser.add_argument("--overlap-tokens", type=int, default=defaults.overlap_tokens)
-    parser.add_argument("--max-tokens", type=int, default=defaults.max_tokens)
+    parser.add_argument(
+        "--target-tokens",
+        type=int,
+        metavar="N",
+        default=defaults.target_tokens,
+        help="chunk size target in tokens",
+    )
+    parser.add_argument(
+        "--overlap-tokens",
+        type=int,
+        metavar="N",
+        default=defaults.overlap_tokens,
+        help="tokens shared by neighbouring chunks",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        default=defaults.max_tokens,
+        help="hard cap of token-aware chunkers (default: the tokenizer's limit, else "
+        "--target-tokens)",
+    )
     parser.add_argument(
         "--tokenizer",
         default=defaults.tokenizer,
-        help="bytes-3 (default), chars, hf:all-MiniLM-L6-v2, hf:PATH, tiktoken:cl100k_base, "
-        "tiktoken:o200k_base (short forms cl100k_base, o200k_base, all-MiniLM-L6-v2)",
+        help="token counter of token-aware chunkers: bytes-3 (default), chars, "
+        "hf:all-MiniLM-L6-v2, hf:PATH, tiktoken:cl100k_base, tiktoken:o200k_base (short "
+        "forms cl100k_base, o200k_base, all-MiniLM-L6-v2)",
     )
-    parser.add_argument("--no-merge-peers", dest="merge_peers", action="store_false")
-    parser.add_argument("--no-merge-list-items", dest="merge_list_items", action="store_false")
+    parser.add_argument(
+        "--no-merge-peers",
+        dest="merge_peers",
+        action="store_false",
+        help="hybrid-v1: keep neighbouring pieces with the same headings apart instead of "
+        "merging them while they fit",
+    )
+    parser.add_argument(
+        "--no-merge-list-items",
+        dest="merge_list_items",
+        action="store_false",
+        help="hierarchical-v1 and hybrid-v1: one chunk per list item instead of per list",
+    )
 
 
 def policy_from_args(args: argparse.Namespace) -> ChunkPolicy:
@@ -61,7 +120,8 @@ def add_parsers_argument(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="VERSIONS",
         help="comma-separated parser versions replacing the defaults for the media types "
-        "they read (e.g. md-mistune-v1)",
+        "they read (e.g. md-mistune-v1; default: md-pyromark-v1 for Markdown and the only "
+        "version of every other media type)",
     )
 
 
@@ -118,3 +178,50 @@ def parse_error_sentence(exc: ParseError) -> str:
         if options:
             message += f" (the option is {' or '.join(options)})"
     return message
+
+
+def check_filesystems(paths: dict[str, Any]) -> None:
+    """:func:`kebab_chunk.beam.locations.check_filesystems`, importing Apache Beam only when
+    called: ``parse`` and ``chunk`` never need it, and importing it logs before the CLI's
+    log filter is in place."""
+    from kebab_chunk.beam.locations import check_filesystems as check
+
+    check(paths)
+
+
+#: The name of the handler :func:`configure_logging` installs on the root logger.
+_HANDLER_NAME = "kebab-chunk"
+
+
+class _StderrHandler(logging.Handler):
+    """Log records on stderr, written above the progress bar when one is drawn."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            write_above(self.format(record), sys.stderr)
+        except Exception:
+            self.handleError(record)
+
+
+def configure_logging(verbose: bool) -> None:
+    """Send log records to stderr: warnings and errors only, or with ``verbose`` INFO too.
+
+    Apache Beam and its job servers log every stage at INFO; that flood stays off the
+    terminal unless ``--verbose``. The handler replaces a plain stderr handler that
+    ``logging.basicConfig`` (called by Beam) may have installed, so records are not printed
+    twice; calling this again only changes the level.
+    """
+    root = logging.getLogger()
+    handler = next((h for h in root.handlers if h.get_name() == _HANDLER_NAME), None)
+    if handler is None:
+        for old in list(root.handlers):
+            plain = type(old) is logging.StreamHandler
+            if plain and getattr(old, "stream", None) in (sys.stderr, sys.__stderr__):
+                root.removeHandler(old)
+        handler = _StderrHandler()
+        handler.set_name(_HANDLER_NAME)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    handler.setLevel(logging.NOTSET if verbose else logging.WARNING)
+    if verbose and root.getEffectiveLevel() > logging.INFO:
+        root.setLevel(logging.INFO)

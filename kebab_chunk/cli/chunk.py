@@ -13,6 +13,7 @@ from kebab_chunk.cli._options import (
     add_limit_arguments,
     add_parsers_argument,
     add_policy_arguments,
+    check_tokenizer_use,
     limits_from_args,
     parse_error_sentence,
     policy_from_args,
@@ -30,9 +31,14 @@ def add_chunk_parsers(subparsers: Any) -> None:
         "chunkers", help="list the registered chunker labels and what they accept"
     )
     p = subparsers.add_parser("chunk", help="print chunk records of files as JSON Lines")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--chunker", required=True, metavar="LABEL")
-    p.add_argument("--root", help="make source_uri relative to this directory")
+    p.add_argument("files", nargs="+", metavar="FILE", help="the documents to chunk")
+    p.add_argument(
+        "--chunker", required=True, metavar="LABEL", help="chunker label ('kebab-chunk chunkers')"
+    )
+    p.add_argument(
+        "--root",
+        help="make source_uri relative to this directory (default: the path as given)",
+    )
     add_parsers_argument(p)
     add_policy_arguments(p)
     add_limit_arguments(p)
@@ -45,9 +51,13 @@ def cmd_chunkers() -> int:
 
 
 def cmd_chunk(args: argparse.Namespace) -> int:
-    """Chunk every file; a file that fails to parse is reported and skipped (exit 1)."""
+    """Chunk every file; a file that fails to parse is reported and skipped (exit 1).
+
+    A ``--tokenizer`` the chunker does not use is refused (exit 2): it would change every
+    chunk id and nothing else."""
     chunker = get_chunker(args.chunker)
     policy = policy_from_args(args)
+    check_tokenizer_use([args.chunker], policy.tokenizer)  # one label: refused or fine
     limits = limits_from_args(args)
     parse = ParserChoice.from_option(args.parsers)
     inputs = [(read_input(path), source_uri_for(path, args.root)) for path in args.files]

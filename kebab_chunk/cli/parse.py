@@ -20,8 +20,11 @@ __all__ = ["add_parse_parser", "cmd_parse"]
 
 def add_parse_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("parse", help="print a file's CanonicalDocument as JSON")
-    p.add_argument("file")
-    p.add_argument("--root", help="make source_uri relative to this directory")
+    p.add_argument("file", help="the document to parse")
+    p.add_argument(
+        "--root",
+        help="make source_uri relative to this directory (default: the path as given)",
+    )
     add_parsers_argument(p)
     add_limit_arguments(p)
 

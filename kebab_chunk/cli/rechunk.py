@@ -88,7 +88,13 @@ def _arg_parser() -> _Parser:
         f"Exit status: 0 done, 1 the run failed, 2 usage, {EXIT_BUSY} another rechunk holds "
         "RUNS, 130/143 interrupted.",
     )
-    p.add_argument("--corpus", required=True, help="the corpus, as 'kebab-chunk run --input'")
+    p.add_argument(
+        "--corpus",
+        required=True,
+        action="append",
+        help="the corpus, as 'kebab-chunk run --input' (repeat for several; narrow it with "
+        "run's --include, --exclude and --include-hidden)",
+    )
     p.add_argument(
         "--runs",
         required=True,
@@ -181,7 +187,7 @@ def main(argv: Sequence[str], *, now: Callable[[], datetime] | None = None) -> i
 
 
 def _rechunk(
-    corpus: str, runs: str, rest: list[str], now: Callable[[], datetime], debug: bool
+    corpus: Sequence[str], runs: str, rest: list[str], now: Callable[[], datetime], debug: bool
 ) -> int:
     """The claimed part: pick the names, run the job, publish on success."""
     try:
@@ -202,7 +208,8 @@ def _rechunk(
 
     from kebab_chunk.cli.run import main as run_main
 
-    run_argv = ["--input", corpus, "--output", run_dir, *rest]
+    inputs = [arg for path in corpus for arg in ("--input", path)]
+    run_argv = [*inputs, "--output", run_dir, *rest]
     if previous is not None:
         run_argv += ["--previous", previous]
     status: int = run_main(run_argv)

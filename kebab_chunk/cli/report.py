@@ -69,8 +69,11 @@ def _top(value: str) -> int:
 def add_inspect_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "inspect",
-        help="summarise a pipeline output: chunks and token percentiles per label, errors",
-        description="Summarise a 'kebab-chunk run' output from its Parquet files and manifest.",
+        help="summarise a pipeline output: chunks and token percentiles per label, errors, "
+        "documents with zero chunks or warnings",
+        description="Summarise a 'kebab-chunk run' output from its Parquet files and manifest: "
+        "chunks per label, errors, and from the documents table the documents that gave zero "
+        "chunks and those with parse warnings.",
     )
     p.add_argument("output", metavar="OUTPUT", help="the --output directory of a run")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -78,7 +81,8 @@ def add_inspect_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--compare",
         metavar="OLD_OUTPUT",
-        help="also compare with an older output: chunk ids added/removed/unchanged per label",
+        help="also compare with an older output: chunk ids added/removed/unchanged per label "
+        "(default: no comparison)",
     )
     return p
 
@@ -124,7 +128,8 @@ def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--compare",
         metavar="OLD_OUTPUT",
-        help="an older output to compare with (e.g. the previous chunker version's run)",
+        help="an older output to compare with (e.g. the previous chunker version's run; "
+        "default: no comparison)",
     )
     p.add_argument("--top", type=_top, default=10, help="largest chunks listed per label")
     return p
@@ -163,12 +168,16 @@ def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--chunker", metavar="LABEL", help="chunker label (default: the media type's default)"
     )
     p.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
-    p.add_argument("--root", help="make source_uri relative to this directory (the corpus root)")
+    p.add_argument(
+        "--root",
+        help="make source_uri relative to this directory, the corpus root (default: the "
+        "path as given)",
+    )
     p.add_argument(
         "--from-output",
         metavar="OUTPUT",
         help="draw the chunks a pipeline run wrote for this file instead of chunking it now "
-        "(give --root the corpus directory of that run)",
+        "(give --root the corpus directory of that run; default: chunk it now)",
     )
     add_policy_arguments(p)
     return p

@@ -32,14 +32,22 @@ from kebab_chunk.beam.incremental import (
     incremental_summary,
 )
 from kebab_chunk.beam.job import RunConfig, execute, load_previous_run
-from kebab_chunk.beam.locations import prepare_output, resolve_corpus
+from kebab_chunk.beam.locations import prepare_output, resolve_corpora
 from kebab_chunk.beam.manifest import MANIFEST_NAME
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.cli._io import print_debug
-from kebab_chunk.cli._options import add_limit_arguments, limits_from_args
+from kebab_chunk.cli._options import (
+    DefaultsHelpFormatter,
+    add_limit_arguments,
+    check_filesystems,
+    check_tokenizer_use,
+    configure_logging,
+    limits_from_args,
+)
 from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
+from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
 from kebab_chunk.errors import KebabError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.registry import ParserChoice
@@ -57,12 +65,18 @@ def _arg_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="kebab-chunk run",
         allow_abbrev=False,
+        formatter_class=DefaultsHelpFormatter,
         description="Chunk a corpus into versioned, content-addressed Parquet records. "
         "Any other --option is a standard Apache Beam pipeline option (e.g. --runner, "
         "--direct_running_mode, --direct_num_workers, --job_endpoint, --project).",
     )
     p.add_argument(
-        "--input", required=True, help="corpus directory, glob or file (local, gs:// or s3://)"
+        "--input",
+        required=True,
+        action="append",
+        help="corpus directory, glob or file (local, gs:// or s3://); repeat for several, "
+        "all in one file system or bucket: source_uri is then relative to their common "
+        "parent folder",
     )
     p.add_argument(
         "--output",
@@ -72,8 +86,8 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--chunkers",
         default=None,
-        help="comma-separated chunker labels "
-        "(default: md-heading-v1 for Markdown/text, pdf-page-v1 for PDF)",
+        help="comma-separated chunker labels (default: md-heading-v1 for Markdown and text, "
+        "pdf-page-v1 for PDF, hybrid-v1 for HTML, CSV, DOCX and docling JSON)",
     )
     p.add_argument(
         "--parsers",
@@ -103,7 +117,9 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tokenizer",
         default=None,
-        help="token counter: bytes-3 (default), hf:<name or tokenizer.json>, tiktoken:<encoding>",
+        help="token counter of token-aware chunkers (hybrid-v1, hierarchical-v1; chars also "
+        "md-header-chars-v1): bytes-3 (default), chars, hf:<name or tokenizer.json>, "
+        "tiktoken:<encoding>; refused when no chosen chunker uses it",
     )
     p.add_argument(
         "--max-file-bytes",
@@ -119,10 +135,51 @@ def _arg_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PREV_OUTPUT",
         help="an earlier run's output: documents whose bytes, parser, chunker label and "
-        "policy are unchanged are not parsed again, their records are carried forward",
+        "policy are unchanged are not parsed again, their records are carried forward "
+        "(default: none, every document is parsed)",
     )
+    _add_selection_arguments(p)
     _add_budget_arguments(p)
     return p
+
+
+def _add_selection_arguments(p: argparse.ArgumentParser) -> None:
+    """Which files of the corpus are read (kebab_chunk/corpus.py, docs/corpus-selection.md)."""
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="read only files matching this glob, relative to the corpus root; repeatable "
+        "('*.md' matches at any depth, 'docs/**' everything in docs; default: every file)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files and folders matching this glob; repeatable, wins over --include "
+        "(default: none)",
+    )
+    p.add_argument(
+        "--include-hidden",
+        action="store_true",
+        help="also read hidden files and folders (names starting with '.', such as .git) and "
+        f"the folders {', '.join(SKIPPED_FOLDERS)}, which are skipped by default",
+    )
+
+
+def _corpus_fields(known: argparse.Namespace) -> dict[str, Any]:
+    """The RunConfig fields that say which files are read; UsageError for a bad pattern,
+    RunSetupError for inputs that cannot be used together."""
+    corpus_filter = CorpusFilter.from_options(known.include, known.exclude, known.include_hidden)
+    inputs = tuple(known.input)
+    return {
+        "input": inputs[0],
+        "inputs": inputs,
+        "corpus": resolve_corpora(inputs),
+        "corpus_filter": corpus_filter,
+    }
 
 
 def _add_budget_arguments(p: argparse.ArgumentParser) -> None:
@@ -144,6 +201,12 @@ def _add_budget_arguments(p: argparse.ArgumentParser) -> None:
     add_limit_arguments(p)
     p.add_argument(
         "--debug", action="store_true", help="print the traceback of an error, not one sentence"
+    )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also log INFO records to stderr, Apache Beam's included (without it: warnings "
+        "and errors only, and a progress bar on a terminal)",
     )
 
 
@@ -192,6 +255,9 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
     touch the output directory.
     """
     known, beam_args = _arg_parser().parse_known_args(list(argv))
+    check_filesystems(
+        {"--input": known.input, "--output": known.output, "--previous": known.previous}
+    )
     _check_beam_args(beam_args)
     labels: tuple[str, ...] | None = None
     if known.chunkers is not None:
@@ -216,12 +282,13 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         if value is not None
     }
     policy = make_policy(**fields)
+    if warning := check_tokenizer_use(labels, policy.tokenizer):  # UsageError: none uses it
+        print(f"kebab-chunk run: warning: {warning}.", file=sys.stderr)
     if known.max_file_bytes <= 0:
         raise UsageError(f"--max-file-bytes must be > 0, got {known.max_file_bytes}.")
+    selection = _corpus_fields(known)  # before --previous, as the input always was
     config = RunConfig(
-        input=known.input,
         output=known.output,
-        corpus=resolve_corpus(known.input),
         labels=labels,
         policy=policy,
         max_file_bytes=known.max_file_bytes,
@@ -230,6 +297,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         previous=load_previous_run(known.previous, known.output),
         parsers=parsers,
         **_limit_fields(known),
+        **selection,
     )
     return config, list(beam_args)
 
@@ -328,6 +396,7 @@ def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
     """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    configure_logging(verbose="--verbose" in args)
     try:
         config, beam_args = parse_args(args)
         held.enter_context(claim_output(config.output, corpus=config.corpus))

@@ -5,6 +5,7 @@
     OUTPUT/
       chunks/chunker_version=<label>/part-<i>-of-<n>.parquet
       errors/part-<i>-of-<n>.parquet
+      documents/part-<i>-of-<n>.parquet   one row per matched file
       manifest.json          written last; its absence means an unfinished run
       _kebab.lock            a running job's claim (local outputs only)
       _tmp-*                 a running (or killed) job's spill files and temporary manifest
@@ -15,6 +16,7 @@ from __future__ import annotations
 __all__ = [
     "CHUNKS_DIR",
     "CONTENT",
+    "DOCUMENTS_DIR",
     "ERRORS_DIR",
     "LOCK_NAME",
     "MANIFEST_NAME",
@@ -24,6 +26,7 @@ __all__ = [
 
 CHUNKS_DIR = "chunks"
 ERRORS_DIR = "errors"
+DOCUMENTS_DIR = "documents"
 MANIFEST_NAME = "manifest.json"
 #: A running job's claim on a local output; neither content nor deleted by ``--overwrite``.
 LOCK_NAME = "_kebab.lock"
@@ -31,7 +34,7 @@ LOCK_NAME = "_kebab.lock"
 #: before its rename); readers and ``--overwrite`` treat anything under it as disposable.
 TEMP_PREFIX = "_tmp-"
 #: The top-level entries a finished output consists of.
-CONTENT = frozenset({CHUNKS_DIR, ERRORS_DIR, MANIFEST_NAME})
+CONTENT = frozenset({CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME})
 
 
 def join(root: str, *parts: str) -> str:

@@ -2,24 +2,33 @@
 
 Chunks travel as :class:`~kebab_chunk.model.Chunk` and parsed documents as
 :class:`~kebab_chunk.model.CanonicalDocument`; the types here carry what the model does not:
-one matched file (the unit of the manifest's accounting), its bytes, and dead-letter rows.
-All are frozen dataclasses of plain values, so every Beam coder can pickle them.
+one matched file (the unit of the manifest's accounting), its bytes, dead-letter rows,
+what parsing learned about a document (:class:`DocumentFacts`) and the row of the
+documents table (:class:`DocumentRow`). All are frozen dataclasses of plain values, so
+every Beam coder can pickle them.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
+from kebab_chunk.model import CanonicalDocument
 
 __all__ = [
     "STAGES",
+    "STATUSES",
+    "DocumentFacts",
     "DocumentOutcome",
+    "DocumentRow",
     "ErrorRecord",
     "RawDocument",
     "SourceFile",
     "Stage",
+    "Status",
     "WrittenFile",
 ]
 
@@ -80,15 +89,152 @@ class ErrorRecord:
         )
 
 
-@dataclass(frozen=True)
-class DocumentOutcome:
-    """What chunking did with one parsed document (one per document, errors or not)."""
+#: The media type whose document metadata is its front matter (the Markdown parsers').
+_FRONT_MATTER_MEDIA_TYPE = "text/markdown"
+#: Paged media: their parser records ``page_count`` in the document metadata.
+_PAGED_MEDIA_TYPES = frozenset({"application/pdf"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
-    source_uri: str
+
+def _text(value: str) -> str:
+    """``value`` with lone surrogates as U+FFFD: Parquet strings must be valid UTF-8 (a
+    YAML escape such as ``"\\ud800"`` in a front-matter title yields one)."""
+    return _SURROGATE.sub("\ufffd", value)
+
+
+def _json_text(value: object) -> str:
+    """Compact JSON with keys sorted (the same text for the same mapping on any machine).
+
+    Non-ASCII stays readable; a lone surrogate is written as its ``\\uXXXX`` escape (it
+    can only occur inside a JSON string, where the escape means the same value), so the
+    text is valid UTF-8 and parses back to the mapping the parser recorded. Plain ``json``
+    rather than RFC 8785: front matter may hold integers beyond 2**53, which RFC 8785
+    refuses.
+    """
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@dataclass(frozen=True)
+class DocumentFacts:
+    """What parsing learned about one document, as the documents table keeps it.
+
+    Everything of a :class:`~kebab_chunk.model.CanonicalDocument` except its blocks
+    (counted): ``front_matter`` is the Markdown front matter as JSON text with sorted keys
+    (None when the document has none, and for other media types, whose parser metadata is
+    not front matter); ``pages`` is the page count of paged media (PDF), else None. It is a
+    pure function of the parsed document, so an incremental run can carry it forward from
+    the previous documents table instead of parsing again.
+    """
+
+    doc_id: str
     media_type: str
     parser_version: str
-    warnings: int
+    content_hash: str
+    title: str | None
+    front_matter: str | None
+    warnings: tuple[str, ...]
+    pages: int | None
+    blocks: int
+
+    @staticmethod
+    def of(doc: CanonicalDocument) -> DocumentFacts:
+        """The facts of a parsed document."""
+        front_matter = None
+        if doc.media_type == _FRONT_MATTER_MEDIA_TYPE and doc.metadata:
+            front_matter = _json_text(doc.metadata)
+        pages = doc.metadata.get("page_count") if doc.media_type in _PAGED_MEDIA_TYPES else None
+        return DocumentFacts(
+            doc_id=doc.doc_id,
+            media_type=doc.media_type,
+            parser_version=doc.parser_version,
+            content_hash=doc.content_hash,
+            title=None if doc.title is None else _text(doc.title),
+            front_matter=front_matter,
+            warnings=tuple(_text(w) for w in doc.warnings),
+            pages=pages if type(pages) is int else None,
+            blocks=len(doc.blocks),
+        )
+
+
+@dataclass(frozen=True)
+class DocumentOutcome:
+    """What chunking did with one parsed document (one per document, errors or not):
+    its facts and, per label that accepted it, how many chunks it made."""
+
+    source_uri: str
+    facts: DocumentFacts
     chunks_by_label: tuple[tuple[str, int], ...]
+
+    @property
+    def media_type(self) -> str:
+        return self.facts.media_type
+
+    @property
+    def parser_version(self) -> str:
+        return self.facts.parser_version
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.facts.warnings
+
+
+#: A document's status in the documents table: the manifest's bucket (``errors`` there).
+Status = Literal["chunked", "zero_chunks", "error", "unaccounted"]
+#: The statuses of a run whose accounting closes (``unaccounted`` means it does not).
+STATUSES: tuple[Status, ...] = ("chunked", "zero_chunks", "error")
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """One row of ``OUTPUT/documents``: one matched file and what became of it.
+
+    Columns that only parsing can fill (``doc_id``, ``parser_version``, ``title``,
+    ``front_matter``, ``pages``, ``blocks``) are None for a file that was never parsed;
+    ``content_hash`` is None for a file that was never read; ``warnings`` is empty then.
+    ``chunks_by_label`` lists the chunk records written per label (labels without one are
+    absent), ``errors`` the (stage, error_type) of each error row, in the errors table's
+    order. ``status`` is ``chunked``, ``zero_chunks`` or ``error`` (the manifest's buckets,
+    decided in one place); ``unaccounted`` marks a file with no outcome at all, which only
+    a run whose accounting does not close has.
+    """
+
+    source_uri: str
+    doc_id: str | None
+    media_type: str | None
+    parser_version: str | None
+    content_hash: str | None
+    size_bytes: int
+    title: str | None
+    front_matter: str | None
+    warnings: tuple[str, ...]
+    pages: int | None
+    blocks: int | None
+    chunks_by_label: tuple[tuple[str, int], ...]
+    status: Status
+    errors: tuple[tuple[str, str], ...]
+
+    def facts(self) -> DocumentFacts | None:
+        """The parse facts this row holds (None when the file was never parsed)."""
+        if (
+            self.doc_id is None
+            or self.media_type is None
+            or self.parser_version is None
+            or self.content_hash is None
+            or self.blocks is None
+        ):
+            return None
+        return DocumentFacts(
+            doc_id=self.doc_id,
+            media_type=self.media_type,
+            parser_version=self.parser_version,
+            content_hash=self.content_hash,
+            title=self.title,
+            front_matter=self.front_matter,
+            warnings=self.warnings,
+            pages=self.pages,
+            blocks=self.blocks,
+        )
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ This is the one place the on-disk layout of docs/contract.md, "Output layout" is
   partition column and lives in the directory name only (Spark rejects data files that
   repeat a partition column; pyarrow and DuckDB restore it from the path).
 * ``errors/part-*.parquet`` holds :data:`ERROR_SCHEMA`, one row per dead letter.
+* ``documents/part-*.parquet`` holds :data:`DOCUMENT_SCHEMA`, one row per matched file
+  (:class:`~kebab_chunk.output.records.DocumentRow`), sorted by ``source_uri``.
 
 Spans are a list of structs with every field any span kind has; fields a kind does not use
 are null (``page`` and ``ref`` for line spans, ``line_start``/``line_end`` for page spans,
@@ -15,6 +17,7 @@ the line fields for element spans).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -23,12 +26,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kebab_chunk.model import SPAN_ADAPTER, Chunk, SourceSpan
-from kebab_chunk.output.records import ErrorRecord
+from kebab_chunk.output.records import DocumentRow, ErrorRecord
 
 __all__ = [
     "BATCH_ROWS",
     "CHUNK_FILE_SCHEMA",
     "CHUNK_SCHEMA",
+    "DOCUMENT_SCHEMA",
     "ERROR_SCHEMA",
     "PARTITION_COLUMN",
     "SCHEMA_VERSION",
@@ -36,10 +40,13 @@ __all__ = [
     "WRITE_BATCH_ROWS",
     "chunk_to_row",
     "chunks_table",
+    "document_to_row",
+    "documents_table",
     "error_to_row",
     "errors_table",
     "parquet_bytes",
     "row_to_chunk",
+    "row_to_document",
     "row_to_error",
     "rows_table",
     "write_parquet",
@@ -108,8 +115,53 @@ ERROR_SCHEMA = pa.schema(
     metadata=_METADATA,
 )
 
+#: One row per matched file (kebab_chunk.output.records.DocumentRow, field for field).
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        pa.field("source_uri", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string()),
+        pa.field("media_type", pa.string()),
+        pa.field("parser_version", pa.string()),
+        pa.field("content_hash", pa.string()),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("front_matter", pa.string()),
+        pa.field("warnings", _STRINGS, nullable=False),
+        pa.field("pages", pa.int64()),
+        pa.field("blocks", pa.int64()),
+        pa.field(
+            "chunks_by_label",
+            pa.list_(
+                pa.struct(
+                    [
+                        pa.field("label", pa.string(), nullable=False),
+                        pa.field("count", pa.int64(), nullable=False),
+                    ]
+                )
+            ),
+            nullable=False,
+        ),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field(
+            "errors",
+            pa.list_(
+                pa.struct(
+                    [
+                        pa.field("stage", pa.string(), nullable=False),
+                        pa.field("error_type", pa.string(), nullable=False),
+                    ]
+                )
+            ),
+            nullable=False,
+        ),
+    ],
+    metadata=_METADATA,
+)
+
 if set(CHUNK_SCHEMA.names) != set(Chunk.model_fields):  # pragma: no cover - import-time guard
     raise RuntimeError("CHUNK_SCHEMA is out of step with the Chunk model; update both together")
+if DOCUMENT_SCHEMA.names != [f.name for f in dataclasses.fields(DocumentRow)]:  # pragma: no cover
+    raise RuntimeError("DOCUMENT_SCHEMA is out of step with DocumentRow; update both together")
 
 
 def _span_to_row(span: SourceSpan) -> dict[str, Any]:
@@ -146,6 +198,31 @@ def error_to_row(error: ErrorRecord) -> dict[str, Any]:
 
 def row_to_error(row: Mapping[str, Any]) -> ErrorRecord:
     return ErrorRecord(**{name: row[name] for name in ERROR_SCHEMA.names})
+
+
+def document_to_row(document: DocumentRow) -> dict[str, Any]:
+    """The Parquet row of a documents-table record (pairs become structs)."""
+    row = {name: getattr(document, name) for name in DOCUMENT_SCHEMA.names}
+    row["warnings"] = list(document.warnings)
+    row["chunks_by_label"] = [{"label": k, "count": n} for k, n in document.chunks_by_label]
+    row["errors"] = [{"stage": s, "error_type": t} for s, t in document.errors]
+    return row
+
+
+def row_to_document(row: Mapping[str, Any]) -> DocumentRow:
+    """Inverse of :func:`document_to_row` (rows as pyarrow's ``to_pylist`` or Beam's
+    Parquet reader give them)."""
+    values = {name: row[name] for name in DOCUMENT_SCHEMA.names}
+    values["warnings"] = tuple(row["warnings"])
+    values["chunks_by_label"] = tuple((c["label"], c["count"]) for c in row["chunks_by_label"])
+    values["errors"] = tuple((e["stage"], e["error_type"]) for e in row["errors"])
+    return DocumentRow(**values)
+
+
+def documents_table(documents: Iterable[DocumentRow]) -> pa.Table:
+    """A documents part-file table, rows sorted by ``source_uri`` (one row per file)."""
+    rows = [document_to_row(d) for d in sorted(documents, key=lambda d: d.source_uri)]
+    return pa.Table.from_pylist(rows, schema=DOCUMENT_SCHEMA)
 
 
 def chunks_table(chunks: Iterable[Chunk]) -> pa.Table:

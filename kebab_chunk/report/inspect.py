@@ -1,7 +1,8 @@
 """``kebab-chunk inspect``: what a pipeline output holds, read from its Parquet and manifest.
 
 :func:`load_output` reads the columns it needs (never the chunk text) with the readers of
-:mod:`kebab_chunk.output.schema`; :func:`summarize` turns them into a plain JSON-able dict
+:mod:`kebab_chunk.output.reader`, the documents table included (which documents gave zero
+chunks, which had parse warnings); :func:`summarize` turns them into a plain JSON-able dict
 (the ``--json`` output, and the data behind the HTML report); :func:`render_text` draws
 that dict for a terminal; :func:`compare_outputs` says what changed between two outputs.
 
@@ -23,11 +24,14 @@ import pyarrow as pa
 
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.output.diff import diff_outputs, open_output
-from kebab_chunk.output.reader import read_chunks, read_errors
+from kebab_chunk.output.reader import read_chunks, read_documents, read_errors
 from kebab_chunk.output.schema import CHUNK_SCHEMA, ERROR_SCHEMA
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "DOCUMENT_COLUMNS",
+    "MAX_LISTED_DOCUMENTS",
+    "MAX_WARNINGS_SHOWN",
     "PERCENTILES",
     "OutputData",
     "OutputDirError",
@@ -55,16 +59,24 @@ CHUNK_COLUMNS = (
 PERCENTILES = (50, 90, 99)
 #: Examples of failing files listed per error group.
 MAX_ERROR_EXAMPLES = 3
+#: The documents-table columns the summary needs (never the front matter or title).
+DOCUMENT_COLUMNS = ("source_uri", "status", "warnings")
+#: Documents listed by name per list (zero chunks, with warnings); the rest are counted.
+MAX_LISTED_DOCUMENTS = 100
+#: Warning texts shown per document; the rest are counted.
+MAX_WARNINGS_SHOWN = 10
 
 
 @dataclass(frozen=True)
 class OutputData:
-    """One pipeline output: its manifest and the chunk/error columns the summaries use."""
+    """One pipeline output: its manifest and the chunk/error/document columns the summaries
+    use (``documents`` is None for an output written before the documents table existed)."""
 
     path: str
     manifest: dict[str, Any]
     chunks: pa.Table
     errors: pa.Table
+    documents: pa.Table | None = None
 
 
 def _empty(schema: pa.Schema, columns: Sequence[str]) -> pa.Table:
@@ -86,7 +98,13 @@ def load_output(output: str) -> OutputData:
         errors = read_errors(path)
     except FileNotFoundError:
         errors = ERROR_SCHEMA.empty_table()
-    return OutputData(path=path, manifest=manifest, chunks=chunks, errors=errors)
+    try:
+        documents: pa.Table | None = read_documents(path, columns=DOCUMENT_COLUMNS)
+    except FileNotFoundError:  # written by a version without the documents table
+        documents = None
+    return OutputData(
+        path=path, manifest=manifest, chunks=chunks, errors=errors, documents=documents
+    )
 
 
 # --- numbers -------------------------------------------------------------------------------
@@ -166,6 +184,40 @@ def summarize(data: OutputData, top: int = 5) -> dict[str, Any]:
             for label in labels
         ],
         "errors": _error_summary(data.errors.to_pylist()),
+        "documents": _document_summary(data.documents),
+    }
+
+
+def _document_summary(documents: pa.Table | None) -> dict[str, Any] | None:
+    """Zero-chunk documents and documents with warnings, from the documents table, in
+    ``source_uri`` order; at most MAX_LISTED_DOCUMENTS of each are named (``count`` has
+    them all) and MAX_WARNINGS_SHOWN warnings per document (``warnings_total`` has all).
+    None when the output has no documents table."""
+    if documents is None:
+        return None
+    zero: list[str] = []
+    warned: list[dict[str, Any]] = []
+    counts = {"zero_chunks": 0, "with_warnings": 0}
+    for row in documents.select(list(DOCUMENT_COLUMNS)).to_pylist():
+        if row["status"] == "zero_chunks":
+            counts["zero_chunks"] += 1
+            if len(zero) < MAX_LISTED_DOCUMENTS:
+                zero.append(str(row["source_uri"]))
+        warnings = [str(w) for w in row["warnings"]]
+        if warnings:
+            counts["with_warnings"] += 1
+            if len(warned) < MAX_LISTED_DOCUMENTS:
+                warned.append(
+                    {
+                        "source_uri": row["source_uri"],
+                        "warnings": warnings[:MAX_WARNINGS_SHOWN],
+                        "warnings_total": len(warnings),
+                    }
+                )
+    return {
+        "rows": documents.num_rows,
+        "zero_chunks": {"count": counts["zero_chunks"], "files": zero},
+        "with_warnings": {"count": counts["with_warnings"], "documents": warned},
     }
 
 
@@ -377,7 +429,30 @@ def render_text(summary: Mapping[str, Any]) -> str:
         )
         out.append(f"  {g['stage']}/{g['error_type']}: {g['count']}  e.g. {examples}")
         out.append(f"    {safe_text(g['message'])[:200]}")
+    out += _documents_text(summary.get("documents"))
     return "\n".join(out) + "\n"
+
+
+def _more(shown: int, total: int) -> list[str]:
+    return [f"  (+{total - shown} more)"] if total > shown else []
+
+
+def _documents_text(documents: Mapping[str, Any] | None) -> list[str]:
+    """The zero-chunk and warning lists of the documents table, one file per line."""
+    if documents is None:
+        return ["", "documents: no documents table (the output predates it)"]
+    zero, warned = documents["zero_chunks"], documents["with_warnings"]
+    out = ["", f"documents with zero chunks: {zero['count']}"]
+    out += [f"  {safe_text(uri)}" for uri in zero["files"]]
+    out += _more(len(zero["files"]), zero["count"])
+    out += ["", f"documents with warnings: {warned['count']}"]
+    for doc in warned["documents"]:
+        out.append(f"  {safe_text(doc['source_uri'])}")
+        out += [f"    - {safe_text(w)}" for w in doc["warnings"]]
+        if doc["warnings_total"] > len(doc["warnings"]):
+            out.append(f"    - (+{doc['warnings_total'] - len(doc['warnings'])} more)")
+    out += _more(len(warned["documents"]), warned["count"])
+    return out
 
 
 def render_compare_text(comparison: Mapping[str, Any]) -> str:

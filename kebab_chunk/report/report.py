@@ -5,7 +5,8 @@ SVG, so the file needs no network, no CDN and no side files; it opens the same f
 laptop, a CI artifact store or an e-mail. Contents: the accounting line of the manifest,
 per-label statistics (:func:`kebab_chunk.report.inspect.summarize`), a histogram of chunk
 sizes per label with the policy target marked, documents by media type, the largest
-chunks, the error groups, and, given a second output, a version comparison (chunk ids
+chunks, the error groups, the documents that gave zero chunks and those with parse
+warnings (from the documents table), and, given a second output, a version comparison (chunk ids
 added / removed / unchanged / modified and the tokens to re-embed, the figures of
 ``kebab-chunk diff``, with both histograms overlaid).
 
@@ -219,6 +220,50 @@ def _error_table(errors: Mapping[str, Any]) -> str:
     )
 
 
+def _documents_section(documents: Mapping[str, Any] | None) -> str:
+    """Zero-chunk documents and documents with warnings, each file in its own row."""
+    if documents is None:
+        return (
+            '<section id="documents"><h2>Documents</h2><p class="note">This output has no '
+            "documents table (it was written by an older version).</p></section>"
+        )
+    zero, warned = documents["zero_chunks"], documents["with_warnings"]
+
+    def more(shown: int, total: int) -> str:
+        return f'<p class="note">+{total - shown} more</p>' if total > shown else ""
+
+    if zero["files"]:
+        rows = "".join(f'<tr><td class="source">{esc(u)}</td></tr>' for u in zero["files"])
+        zero_html = f'<table class="grid zero-chunks"><tr><th>source</th></tr>{rows}</table>'
+    else:
+        zero_html = '<p class="ok">Every parsed document gave chunks.</p>'
+    if warned["documents"]:
+        rows = "".join(
+            f'<tr><td class="source">{esc(d["source_uri"])}</td><td><ul>'
+            + "".join(f"<li>{esc(w)}</li>" for w in d["warnings"])
+            + (
+                f"<li>+{d['warnings_total'] - len(d['warnings'])} more</li>"
+                if d["warnings_total"] > len(d["warnings"])
+                else ""
+            )
+            + "</ul></td></tr>"
+            for d in warned["documents"]
+        )
+        head = "<tr><th>source</th><th>warnings</th></tr>"
+        warned_html = f'<table class="grid warnings">{head}{rows}</table>'
+    else:
+        warned_html = '<p class="ok">No document has warnings.</p>'
+    return (
+        '<section id="documents"><h2>Documents</h2>'
+        f'<h3 id="zero-chunks">Zero chunks ({esc(zero["count"])})</h3>'
+        '<p class="sub">Parsed without error, but no chunker produced a chunk (an empty '
+        "file, a page-less PDF).</p>"
+        f"{zero_html}{more(len(zero['files']), zero['count'])}"
+        f'<h3 id="with-warnings">With warnings ({esc(warned["count"])})</h3>'
+        f"{warned_html}{more(len(warned['documents']), warned['count'])}</section>"
+    )
+
+
 def _compare_section(comparison: Mapping[str, Any], histograms: str) -> str:
     rows = "".join(
         f"<tr><td><code>{esc(c['label'])}</code></td>{_num(c['old_chunks'])}"
@@ -290,7 +335,8 @@ def render_report(data: OutputData, other: OutputData | None = None, top: int = 
         f'<div class="chart media">{_media_chart(summary["by_media_type"])}</div>'
         f"<h2>Largest chunks</h2>{_largest_tables(summary)}"
         f"<h2>Errors</h2>{_error_table(summary['errors'])}"
+        f"{_documents_section(summary['documents'])}"
         f"{compare_html}"
     )
-    css = ".chart svg { max-width: 100%; height: auto; }"
+    css = ".chart svg { max-width: 100%; height: auto; } ul { margin: 0; padding-left: 18px; }"
     return page(f"kebab-chunk report — {data.path}", body, css)

@@ -6,8 +6,10 @@ fingerprints, and per label how many records up to which ``position``);
 whether the document is ``reused``, ``rechunked``, ``new`` or ``deleted``
 (docs/versioning.md, "Incremental runs"). A reused document's records are carried in
 groups keyed by :func:`carry_key` (at most ``CARRY_BUCKET`` records of one label each), so
-no grouping grows with a document's chunk count. ``kebab_chunk/beam/incremental.py`` wires
-this into the pipeline.
+no grouping grows with a document's chunk count; its documents-table facts (title, front
+matter, warnings, pages, blocks) come from the previous documents table, so a reused
+document needs its row there: without one (an output written before that table existed)
+it is parsed again. ``kebab_chunk/beam/incremental.py`` wires this into the pipeline.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk
-from kebab_chunk.output.layout import CHUNKS_DIR, ERRORS_DIR
-from kebab_chunk.output.records import DocumentOutcome, RawDocument
+from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
+from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN
 from kebab_chunk.parsers.registry import ParserChoice
 
@@ -115,6 +117,8 @@ class PreviousRun:
     labels: tuple[str, ...]  # the partitions it wrote
     requested: tuple[str, ...] | None  # its --chunkers, None for the defaults
     defaults_by_media_type: tuple[tuple[str, tuple[str, ...]], ...]
+    #: False for an output written before the documents table existed: nothing is reused.
+    has_documents: bool = True
 
     def labels_for(self, media_type: str) -> tuple[str, ...]:
         """The labels the previous run applied to documents of ``media_type``."""
@@ -128,6 +132,10 @@ class PreviousRun:
     @property
     def errors_pattern(self) -> str:
         return f"{self.output}/{ERRORS_DIR}/part-*.parquet"
+
+    @property
+    def documents_pattern(self) -> str:
+        return f"{self.output}/{DOCUMENTS_DIR}/part-*.parquet"
 
 
 @dataclass(frozen=True)
@@ -163,7 +171,11 @@ class ReuseRule:
         return self._labels or DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type, ())
 
     def _reusable(
-        self, raw: RawDocument, summary: Summary | None, errored: bool
+        self,
+        raw: RawDocument,
+        summary: Summary | None,
+        errored: bool,
+        facts: DocumentFacts | None,
     ) -> dict[str, int] | None:
         """Records to carry per label, or None when the document must be processed."""
         media_type = raw.media_type
@@ -175,6 +187,11 @@ class ReuseRule:
         wanted = self._wanted(media_type)
         if version is None or not wanted:
             return None
+        if facts is None or (facts.content_hash, facts.parser_version) != (
+            raw.content_hash,
+            version,
+        ):
+            return None  # no documents row to carry (or one of other bytes): parse again
         if not set(wanted) <= set(self._previous.labels_for(media_type)):
             return None  # a label the previous run did not apply: chunk under it now
         if summary.fingerprints != {(raw.content_hash, version, self._policy_hash)}:
@@ -185,28 +202,32 @@ class ReuseRule:
         return carried
 
     def decide(
-        self, matched: bool, raw: RawDocument | None, summary: Summary | None, errored: bool
+        self,
+        matched: bool,
+        raw: RawDocument | None,
+        summary: Summary | None,
+        errored: bool,
+        facts: DocumentFacts | None = None,
     ) -> Decision:
         """The decision for one document: ``matched`` by this run's input, read as ``raw``
         (None when reading failed), with its previous records folded into ``summary``
-        (None: it had none) and whether the previous run has an error row for it."""
+        (None: it had none), whether the previous run has an error row for it, and its
+        facts from the previous documents table (None: no row there, so not reusable)."""
         known = bool(summary or errored)
         if not matched:
             return Decision(DELETED if known else None)
         if raw is None:
             return Decision(None)  # matched but not read: its read error row counts
-        carried = self._reusable(raw, summary, errored) if known else None
+        carried = self._reusable(raw, summary, errored, facts) if known else None
         if carried is None:
             return Decision(RECHUNKED if known else NEW)
         return Decision(REUSED, tuple(sorted(carried.items())))
 
-    def outcome(self, raw: RawDocument, carried: tuple[tuple[str, int], ...]) -> DocumentOutcome:
-        """What the manifest learns about a reused document (as ChunkDocuments reports it)."""
-        media_type = raw.media_type or ""
-        return DocumentOutcome(
-            raw.source_uri,
-            media_type,
-            self.parser_version(media_type) or "",
-            0,  # warnings are only known by parsing; a reused document reports none
-            carried,
-        )
+    @staticmethod
+    def outcome(
+        raw: RawDocument, carried: tuple[tuple[str, int], ...], facts: DocumentFacts
+    ) -> DocumentOutcome:
+        """What the manifest and the documents table learn about a reused document: the
+        facts its previous documents row holds (the same a parse gives, warnings included,
+        since :meth:`decide` checked bytes and parser version) and the carried counts."""
+        return DocumentOutcome(raw.source_uri, facts, carried)

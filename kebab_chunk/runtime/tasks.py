@@ -21,7 +21,7 @@ from kebab_chunk.chunkers.base import Chunker
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
-from kebab_chunk.output.records import DocumentOutcome, ErrorRecord, RawDocument
+from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, ErrorRecord, RawDocument
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
 
@@ -161,9 +161,7 @@ class Chunked:
 
 def outcome(doc: CanonicalDocument, counts: Sequence[tuple[str, int]]) -> DocumentOutcome:
     """The DocumentOutcome of ``doc`` given ``(label, chunk count)`` pairs."""
-    return DocumentOutcome(
-        doc.source_uri, doc.media_type, doc.parser_version, len(doc.warnings), tuple(counts)
-    )
+    return DocumentOutcome(doc.source_uri, DocumentFacts.of(doc), tuple(counts))
 
 
 class ChunkTask:
@@ -262,14 +260,9 @@ class ChunkTask:
         )
 
 
-@dataclass(frozen=True)
-class Parsed:
-    """What the worker needs of a parsed document if its chunking then fails."""
-
-    media_type: str
-    parser_version: str
-    warnings: int
-    content_hash: str
+#: What the worker needs of a parsed document if its chunking then fails: its facts, so
+#: the documents table has the same row whether chunking ends or is stopped.
+Parsed = DocumentFacts
 
 
 class ParseChunkTask:
@@ -290,5 +283,5 @@ class ParseChunkTask:
         doc = self._parse.parse(raw)
         if isinstance(doc, ErrorRecord):
             return doc
-        enter(1, Parsed(doc.media_type, doc.parser_version, len(doc.warnings), doc.content_hash))
+        enter(1, DocumentFacts.of(doc))
         return self._chunk.chunk(doc)

@@ -19,6 +19,7 @@ from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chun
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
+from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.beam.helpers import CORPUS, quiet_beam
 from tests.reliability.hostile import HOSTILE_LABEL
@@ -56,15 +57,7 @@ def test_parse_and_chunk_gives_the_records_of_parsing_then_chunking() -> None:
             produced = get_chunker(label).chunk(doc, POLICY)
             chunks.extend(produced)
             counts.append((label, len(produced)))
-        outcomes.append(
-            DocumentOutcome(
-                doc.source_uri,
-                doc.media_type,
-                doc.parser_version,
-                len(doc.warnings),
-                tuple(counts),
-            )
-        )
+        outcomes.append(DocumentOutcome(doc.source_uri, DocumentFacts.of(doc), tuple(counts)))
     assert parse_errors and chunks  # the fixture corpus has both
     with BeamTestPipeline() as p:
         out = p | beam.Create(raws) | ParseAndChunk(None, POLICY)
@@ -140,15 +133,11 @@ def test_hangs_and_crashes_in_either_stage_are_one_row_naming_the_stage(
                 [
                     DocumentOutcome(
                         "good.md",
-                        doc.media_type,
-                        doc.parser_version,
-                        0,
+                        DocumentFacts.of(doc),
                         (("md-heading-v1", 1), (HOSTILE_LABEL, 0)),
                     ),
-                    *(
-                        DocumentOutcome(uri, d.media_type, d.parser_version, len(d.warnings), ())
-                        for uri, d in parsed.items()
-                    ),
+                    # a document stopped while chunking keeps every fact of its parse
+                    *(DocumentOutcome(uri, DocumentFacts.of(d), ()) for uri, d in parsed.items()),
                 ]
             ),
             label="an outcome for every parsed document",

@@ -35,6 +35,7 @@ from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import ParseError, UnknownChunkerError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
+from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
 
@@ -221,13 +222,7 @@ def test_chunk_documents_applies_the_default_label_per_media_type() -> None:
         chunks = get_chunker(label).chunk(doc, POLICY)
         expected.extend(chunks)
         outcomes.append(
-            DocumentOutcome(
-                doc.source_uri,
-                doc.media_type,
-                doc.parser_version,
-                len(doc.warnings),
-                ((label, len(chunks)),),
-            )
+            DocumentOutcome(doc.source_uri, DocumentFacts.of(doc), ((label, len(chunks)),))
         )
     assert any(o.chunks_by_label == (("md-heading-v1", 0),) for o in outcomes)  # empty.txt
     with BeamTestPipeline() as p:
@@ -391,11 +386,10 @@ def test_manifest_accounting_does_not_close_when_a_document_goes_missing(tmp_pat
     files = [SourceFile(u, "text/markdown", 10) for u in ("a.md", "b.md", "c.md", "d.md")]
     doc_a = parse_document(b"# A\n\nalpha text\n", "a.md")
     chunks = get_chunker("md-heading-v1").chunk(doc_a, POLICY)
+    doc_b = parse_document(b"", "b.md").model_copy(update={"warnings": ("one warning",)})
     outcomes = [
-        DocumentOutcome(
-            "a.md", "text/markdown", doc_a.parser_version, 0, (("md-heading-v1", len(chunks)),)
-        ),
-        DocumentOutcome("b.md", "text/markdown", doc_a.parser_version, 1, (("md-heading-v1", 0),)),
+        DocumentOutcome("a.md", DocumentFacts.of(doc_a), (("md-heading-v1", len(chunks)),)),
+        DocumentOutcome("b.md", DocumentFacts.of(doc_b), (("md-heading-v1", 0),)),
     ]
     errors = [ErrorRecord("d.md", "parse", "binary_content", "d is binary")]
     with BeamTestPipeline() as p:

@@ -14,6 +14,7 @@ from kebab_chunk.beam import DocumentOutcome, SourceFile, WriteChunks, WriteMani
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.output.schema import chunks_table, parquet_bytes
 from kebab_chunk.parsers.registry import parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
@@ -100,8 +101,8 @@ def test_duplicates_collapse_and_conflicts_are_refused_with_error_rows(tmp_path:
 def test_manifest_adds_up_per_shard_chunk_counts(tmp_path: Path) -> None:
     files = [SourceFile(u, "text/markdown", 10) for u in ("a.md", "b.md")]
     outcomes = [
-        DocumentOutcome("a.md", "text/markdown", "md-v0", 0, ((LABEL, 5),)),
-        DocumentOutcome("b.md", "text/markdown", "md-v0", 0, ((LABEL, 0),)),
+        DocumentOutcome(u, DocumentFacts.of(parse_document(b"# T\n", u)), ((LABEL, n),))
+        for u, n in (("a.md", 5), ("b.md", 0))
     ]
     counts = [("a.md", (LABEL, 2)), ("a.md", (LABEL, 3))]  # a.md's rows in two shards
     with BeamTestPipeline() as p:

@@ -30,6 +30,7 @@ def test_prism_output_is_byte_identical_to_the_direct_runner(
         tmp_path / "out",
         "--runner=PrismRunner",
         f"--prism_location={prism}",
+        "--verbose",  # Beam's INFO lines name the runner that ran the job
     )
     assert "PrismRunner" in out.log  # the run went through Prism, not a fallback runner
     assert_same_output(out, direct_main)

@@ -8,6 +8,7 @@ Python, and the bucketing of large documents has its own test.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.output.records import DocumentOutcome, RawDocument
+from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
 from kebab_chunk.runtime.reuse import (
     CARRY_BUCKET,
@@ -59,6 +60,18 @@ def _records(
     return get_chunker(label).chunk(doc, POLICY)
 
 
+def _previous_facts(raw: bytes | None, chunks: list[Chunk]) -> DocumentFacts | None:
+    """The documents row a previous run wrote beside ``chunks``: the facts of the parse
+    that made them (their bytes' hash, their parser version)."""
+    if raw is None or not chunks:
+        return None
+    doc = parse_document(raw, URI, parser_version=chunks[0].parser_version)
+    return dataclasses.replace(DocumentFacts.of(doc), content_hash=chunks[0].content_hash)
+
+
+_FROM_RECORDS: Any = object()
+
+
 def _decide(
     *,
     files: bool = True,
@@ -69,9 +82,12 @@ def _decide(
     previous: PreviousRun | None = None,
     labels: tuple[str, ...] | None = None,
     parsers: ParserChoice | None = None,
+    facts: DocumentFacts | None = _FROM_RECORDS,
 ) -> tuple[list[str], list[Any], list[Chunk], list[DocumentOutcome]]:
     rule = ReuseRule(previous or _previous(), labels, POLICY.policy_hash, parsers or ParserChoice())
     chunks = list(chunks)
+    if facts is _FROM_RECORDS:
+        facts = _previous_facts(raw, chunks)
     run_labels = {"md-heading-v1", *(labels or ())}
     seen = [
         (
@@ -83,14 +99,17 @@ def _decide(
     ] + [(None, p, 0) for p in prints]
     summary = Summary.of(seen) if seen else None
     document = None if raw is None else RawDocument(URI, "text/markdown", content_hash(raw), raw)
-    decision = rule.decide(matched=files, raw=document, summary=summary, errored=errored)
+    decision = rule.decide(
+        matched=files, raw=document, summary=summary, errored=errored, facts=facts
+    )
     decisions = [] if decision.name is None else [decision.name]
     to_parse = [document] if decision.name in (RECHUNKED, NEW) else []
     keys: set[tuple[str, str, int]] = set()
     outcomes: list[DocumentOutcome] = []
     if decision.name == REUSED and summary is not None and document is not None:
         keys = set(carry_keys(doc_id(URI), summary, dict(decision.carried)))
-        outcomes = [rule.outcome(document, decision.carried)]
+        assert facts is not None
+        outcomes = [rule.outcome(document, decision.carried, facts)]
     carried = [c for c in chunks if carry_key(c) in keys]
     return decisions, to_parse, carried, outcomes
 
@@ -103,6 +122,34 @@ def test_unchanged_document_is_carried_forward_without_parsing() -> None:
     [outcome] = outcomes
     assert outcome.parser_version == records[0].parser_version
     assert outcome.chunks_by_label == (("md-heading-v1", len(records)),)
+
+
+def test_a_reused_document_gets_the_facts_of_its_previous_documents_row() -> None:
+    """Title, front matter, warnings and block count come from the previous documents
+    table, as a parse of the same bytes gives them (warnings included, not zero)."""
+    raw = b"---\ntitle: Guide\n---\n# Guide\n\nFirst paragraph \xff.\n"
+    doc = parse_document(raw, URI)
+    assert doc.warnings and doc.title == "Guide"
+    records = get_chunker("md-heading-v1").chunk(doc, POLICY)
+    decisions, _, _, [outcome] = _decide(raw=raw, chunks=records)
+    assert decisions == [REUSED]
+    assert outcome.facts == DocumentFacts.of(doc)
+    assert outcome.warnings == doc.warnings and outcome.facts.front_matter == '{"title":"Guide"}'
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        None,  # no row: a previous output written before the documents table existed
+        DocumentFacts.of(parse_document(RAW + b"\nOther bytes.\n", URI)),  # a stale row
+    ],
+)
+def test_without_a_matching_documents_row_the_document_is_parsed_again(
+    facts: DocumentFacts | None,
+) -> None:
+    decisions, to_parse, carried, outcomes = _decide(chunks=_records(), facts=facts)
+    assert decisions == [RECHUNKED]
+    assert [d.source_uri for d in to_parse] == [URI] and not carried and not outcomes
 
 
 @pytest.mark.parametrize(

@@ -169,7 +169,7 @@ def test_a_second_run_into_a_running_output_is_refused(
     # the killed run's lock file stays, its lock does not: a rerun takes the output over
     assert (out / LOCK).exists()
     assert main([*argv, "--overwrite", *QUIET]) == 0, capsys.readouterr().err
-    assert sorted(os.listdir(out)) == ["chunks", "errors", "manifest.json"]
+    assert sorted(os.listdir(out)) == ["chunks", "documents", "errors", "manifest.json"]
 
 
 def test_a_claim_refuses_a_second_claim_until_released(corpus: Path, tmp_path: Path) -> None:

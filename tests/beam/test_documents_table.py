@@ -1,0 +1,211 @@
+"""The documents table: one row per matched file, agreeing with the manifest.
+
+A real pipeline run over a small corpus with one file of each kind (front matter, an empty
+file, a legacy encoding, a PDF, binary data, a file over the size limit) is checked row by
+row against the library's own parse of each file; the row <-> record conversion and the
+sharded writer are checked on their own.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+
+from kebab_chunk.beam.manifest import WriteDocuments
+from kebab_chunk.beam.write import part_name
+from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.output.reader import read_documents
+from kebab_chunk.output.records import DocumentFacts, DocumentRow
+from kebab_chunk.output.schema import (
+    DOCUMENT_SCHEMA,
+    document_to_row,
+    documents_table,
+    parquet_bytes,
+    row_to_document,
+)
+from kebab_chunk.parsers.registry import parse_document
+from tests.beam.helpers import CORPUS, output_chunks, quiet_beam
+from tests.report.helpers import run_pipeline
+
+quiet_beam()
+
+FRONT_MATTER = (
+    b'---\nzeta: 1\ntitle: "Front \\u00e9"\nalpha: {b: 2, a: 1}\nbig: 123456789012345678901\n'
+    b"---\n# Heading\n\nBody text.\n"
+)
+MAX_FILE_BYTES = 4000
+
+
+def _corpus(root: Path) -> Path:
+    root.mkdir()
+    (root / "fm.md").write_bytes(FRONT_MATTER)
+    (root / "empty.md").write_bytes(b"")
+    (root / "latin.txt").write_bytes("Caf\u00e9 cr\u00e8me, na\u00efve.\n".encode("latin-1"))
+    (root / "binary.md").write_bytes(b"\x00\x01\x02 not text \x00")
+    (root / "big.md").write_bytes(b"# Big\n\n" + b"word " * MAX_FILE_BYTES)
+    shutil.copy(CORPUS / "pdf" / "three-page-en.pdf", root / "three.pdf")
+    return root
+
+
+@pytest.fixture(scope="module")
+def output(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("documents")
+    corpus = _corpus(base / "corpus")
+    out = run_pipeline(corpus, base / "out", "--max-file-bytes", str(MAX_FILE_BYTES))
+    return corpus, out
+
+
+def _rows(out: Path) -> dict[str, DocumentRow]:
+    return {r["source_uri"]: row_to_document(r) for r in read_documents(str(out)).to_pylist()}
+
+
+def test_one_row_per_matched_file_sorted_and_listed_in_the_manifest(
+    output: tuple[Path, Path],
+) -> None:
+    corpus, out = output
+    table = read_documents(str(out))
+    uris = table.column("source_uri").to_pylist()
+    assert uris == sorted(p.name for p in corpus.iterdir())
+    part = out / "documents" / part_name(0, 1)
+    assert pq.read_table(part).column("source_uri").to_pylist() == uris  # sorted on disk
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["outputs"]["documents"] == [
+        {"path": f"documents/{part_name(0, 1)}", "rows": len(uris)}
+    ]
+    assert pq.read_schema(part) == DOCUMENT_SCHEMA
+
+
+def test_status_agrees_with_the_manifest_and_the_other_tables(output: tuple[Path, Path]) -> None:
+    _, out = output
+    rows = _rows(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    by_status: dict[str, set[str]] = {}
+    for uri, row in rows.items():
+        by_status.setdefault(row.status, set()).add(uri)
+    assert by_status == {
+        "chunked": {"fm.md", "latin.txt", "three.pdf"},
+        "zero_chunks": {"empty.md"},
+        "error": {"binary.md", "big.md"},
+    }
+    accounting = manifest["accounting"]
+    assert sorted(by_status["zero_chunks"]) == accounting["zero_chunk_files"]
+    assert len(by_status["chunked"]) == accounting["documents_chunked"]
+    assert len(by_status["error"]) == accounting["errors"]
+    written: dict[str, dict[str, int]] = {}
+    for chunk in output_chunks(out):
+        per_label = written.setdefault(chunk.source_uri, {})
+        per_label[chunk.chunker_version] = per_label.get(chunk.chunker_version, 0) + 1
+    assert {u: dict(r.chunks_by_label) for u, r in rows.items() if r.chunks_by_label} == written
+    assert rows["binary.md"].errors == (("parse", "binary_content"),)
+    assert [stage for stage, _ in rows["big.md"].errors] == ["read"]
+    counts = manifest["counts"]
+    assert counts["documents_with_warnings"] == sum(bool(r.warnings) for r in rows.values())
+
+
+def test_parsed_documents_keep_title_front_matter_warnings_pages_and_blocks(
+    output: tuple[Path, Path],
+) -> None:
+    corpus, out = output
+    rows = _rows(out)
+    for uri in ("fm.md", "empty.md", "latin.txt", "three.pdf"):
+        raw = (corpus / uri).read_bytes()
+        doc = parse_document(raw, uri)
+        row = rows[uri]
+        assert row.facts() == DocumentFacts.of(doc), uri
+        assert (row.doc_id, row.content_hash, row.size_bytes) == (
+            doc_id(uri),
+            content_hash(raw),
+            len(raw),
+        )
+    fm = rows["fm.md"]
+    assert fm.title == "Front \u00e9"
+    # sorted keys at every level, non-ASCII kept, an integer beyond 2**53 kept exactly
+    assert fm.front_matter == (
+        '{"alpha":{"a":1,"b":2},"big":123456789012345678901,"title":"Front \u00e9","zeta":1}'
+    )
+    assert rows["latin.txt"].warnings and rows["latin.txt"].front_matter is None
+    assert rows["three.pdf"].pages == 3 and rows["fm.md"].pages is None
+    assert rows["empty.md"].blocks == 0 and rows["fm.md"].blocks == 2
+
+
+def test_files_never_parsed_or_never_read_have_null_facts(output: tuple[Path, Path]) -> None:
+    corpus, out = output
+    rows = _rows(out)
+    binary, big = rows["binary.md"], rows["big.md"]
+    assert binary.content_hash == content_hash((corpus / "binary.md").read_bytes())
+    assert big.content_hash is None  # over --max-file-bytes: never read
+    for row in (binary, big):
+        assert (row.doc_id, row.parser_version, row.title, row.front_matter) == (None,) * 4
+        assert (row.pages, row.blocks, row.warnings, row.chunks_by_label) == (None, None, (), ())
+        assert row.media_type == "text/markdown"
+    assert big.size_bytes == (corpus / "big.md").stat().st_size
+
+
+def test_rows_round_trip_and_lone_surrogates_are_stored_as_valid_utf8() -> None:
+    doc = parse_document(b'---\ntitle: "bad \\ud800 title"\nk: "\\udc00"\n---\n# H\n', "s.md")
+    facts = DocumentFacts.of(doc)
+    assert facts.title == "bad \ufffd title"
+    assert facts.front_matter is not None
+    assert json.loads(facts.front_matter) == doc.metadata  # the escape means the same value
+    row = DocumentRow(
+        "s.md",
+        facts.doc_id,
+        facts.media_type,
+        facts.parser_version,
+        facts.content_hash,
+        10,
+        facts.title,
+        facts.front_matter,
+        ("w1", "w2"),
+        None,
+        facts.blocks,
+        (("md-heading-v1", 1),),
+        "chunked",
+        (("chunk", "Boom"),),
+    )
+    data = parquet_bytes(documents_table([row]))  # raises on text that is not UTF-8
+    assert data
+    assert row_to_document(document_to_row(row)) == row
+    assert row_to_document(documents_table([row]).to_pylist()[0]) == row
+
+
+def _row(uri: str) -> DocumentRow:
+    return DocumentRow(
+        uri, None, None, None, None, 1, None, None, (), None, None, (), "error", (("read", "x"),)
+    )
+
+
+def test_write_documents_shards_by_doc_id_and_sorts_each_part(tmp_path: Path) -> None:
+    rows = [_row(f"d{i:02d}.md") for i in range(23)]
+    outputs = []
+    for order, out in ((rows, tmp_path / "a"), (rows[::-1], tmp_path / "b")):
+        with BeamTestPipeline() as p:
+            _ = p | beam.Create(order) | WriteDocuments(str(out), rows_per_file=5)
+        outputs.append(out)
+    names = [part_name(i, 5) for i in range(5)]
+    for out in outputs:
+        assert sorted(f.name for f in (out / "documents").iterdir()) == names
+        for name in names:
+            uris = pq.read_table(out / "documents" / name).column("source_uri").to_pylist()
+            assert uris == sorted(uris)
+            assert all(int(doc_id(u)[:12], 16) % 5 == names.index(name) for u in uris)
+        assert read_documents(str(out)).column("source_uri").to_pylist() == [
+            r.source_uri for r in rows
+        ]
+    a, b = outputs
+    assert [(a / "documents" / n).read_bytes() for n in names] == [
+        (b / "documents" / n).read_bytes() for n in names
+    ]
+
+
+def test_an_empty_corpus_writes_one_empty_documents_file(tmp_path: Path) -> None:
+    with BeamTestPipeline() as p:
+        _ = p | beam.Create([]) | WriteDocuments(str(tmp_path))
+    assert [f.name for f in (tmp_path / "documents").iterdir()] == [part_name(0, 1)]
+    assert read_documents(str(tmp_path)).num_rows == 0
