@@ -50,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import scale
 
         return scale.main(argv[1:])
+    if argv[:1] == ["eval"]:  # retrieval quality, ours vs peers (bench_eval.py; not by default)
+        from benchmarks import bench_eval
+
+        return bench_eval.main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="benchmarks",
         epilog="python -m benchmarks scale --help: the scale benchmark (not run by default)",
@@ -58,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="run only benchmarks/bench_<ONLY>.py")
     args = parser.parse_args(argv)
 
-    names = sorted(p.stem for p in HERE.glob("bench_*.py"))
+    names = sorted(p.stem for p in HERE.glob("bench_*.py") if p.stem != "bench_eval")
     if args.only:
         names = [n for n in names if n == f"bench_{args.only}"]
         if not names:
