@@ -23,9 +23,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from kebab_chunk.chunkers._separators import is_exact
 from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.chunkers.hybrid_v1 import resolve_max_tokens
 from kebab_chunk.chunkers.md_header_chars_v1 import char_budget
+from kebab_chunk.chunkers.md_heading_v2 import budget_of
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
@@ -112,6 +114,23 @@ def md_heading_v1(ctx: Ctx) -> None:
             assert ctx.kinds(chunk) in (["code"], ["table"]), "only a whole code/table is over"
 
 
+def md_heading_v2(ctx: Ctx) -> None:
+    blocks = {b.block_id: b for b in ctx.gen.doc.blocks}
+    budget = budget_of(ctx.policy, get_tokenizer(ctx.policy.tokenizer))
+    for chunk in ctx.chunks:
+        if ctx.is_media(chunk):
+            continue
+        count = get_tokenizer(ctx.policy.tokenizer).count_tokens(chunk.text)
+        assert chunk.token_estimate == count, "token_estimate is the exact count of text"
+        first = blocks[chunk.block_ids[0]]
+        if not is_exact(first.text, first.spans):  # rendered (HTML) or one span per record
+            assert len(chunk.block_ids) == 1  # (CSV): such a block is kept whole, as given
+            assert chunk.text == first.text
+            continue
+        _whole_slice(ctx, chunk)
+        assert count <= budget or len(chunk.text) == 1, "only one over-wide character is over"
+
+
 def md_header_chars_v1(ctx: Ctx) -> None:
     max_chars, _ = char_budget(ctx.policy)
     for chunk in ctx.chunks:
@@ -154,6 +173,7 @@ def hybrid_v1(ctx: Ctx) -> None:
 
 PROMISES: dict[str, Callable[[Ctx], None]] = {
     "md-heading-v1": md_heading_v1,
+    "md-heading-v2": md_heading_v2,
     "md-header-chars-v1": md_header_chars_v1,
     "pdf-page-v1": pdf_page_v1,
     "hierarchical-v1": hierarchical_v1,

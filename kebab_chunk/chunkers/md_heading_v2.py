@@ -1,0 +1,333 @@
+"""``md-heading-v2``: heading-aware chunking that keeps headings with their content, cuts at
+word or sentence boundaries, counts with the policy's tokenizer and keeps ids local.
+
+What changed from ``md-heading-v1`` (whose output stays frozen) and why:
+
+- **No heading-only chunks.** A *section* is a run of consecutive headings plus the blocks
+  below them up to the next heading. The headings of a section are glued to its first
+  content: no cut is allowed between the first heading and the first word of the content,
+  so a heading whose own body is empty (directly followed by a sub-heading) travels, line
+  and all, into the first chunk of its subsection. A document that is only headings gives
+  chunks of those headings together.
+- **Cuts and overlap at clean boundaries, exact token counts.** A section is one exact
+  source slice (its blocks joined by the line breaks their spans pin down) and is cut by
+  :func:`kebab_chunk.chunkers._token_split.split_pieces`: whole blocks first, then blank
+  lines, sentence ends, line breaks, whitespace; a cut inside a word happens only for a
+  single word longer than the whole budget. Overlap repeats the longest tail of the previous
+  piece that starts at such a boundary, and the piece that carries it is measured whole, so
+  overlap never pushes a chunk over the budget. Sizes are counted with the policy's
+  tokenizer (any tokenizer), and ``token_estimate`` is that exact count of ``text``. Code
+  and tables over the budget are cut too (at line breaks first): nothing exceeds the budget.
+- **Local ids.** Packing restarts at every section, so an edit cannot move a chunk boundary
+  outside its own section; a chunk that is a slice of its block(s) takes the id policy
+  ``policy_hash#c<offset of its start inside its first block>``, never a document-absolute
+  offset, so growing one section leaves the ids of every other section unchanged.
+
+Exactness: a chunk's text is ``source[first_span.char_start:last_span.char_end]``. Blocks
+whose text is not the source slice of their span (rendered HTML), image/audio references,
+and blocks separated by a gap their spans cannot pin down (a thematic break, link
+definitions, mixed line breaks) end the run, as in v1: such a block stands alone whole (an
+image or audio reference's text is its alt text and caption), and a run that holds only
+headings before such a break is one case where headings form a chunk of their own; the
+other is a heading so long that it and the first word below it exceed the budget.
+
+``merge_peers`` (default True) packs the blocks of a section together up to the budget;
+with ``merge_peers=False`` every block is its own chunk (the headings above it glued to
+it, a block over the budget cut as above), so inserting or deleting a paragraph changes
+no other chunk's id at the cost of smaller chunks.
+
+Budget: ``target_tokens``, lowered to ``max_tokens`` and to the tokenizer's own input limit
+when those are smaller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kebab_chunk.chunkers._separators import (
+    is_exact,
+    join_gap,
+    line_break_ends,
+    newline_style,
+    sub_line_span,
+)
+from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
+from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.errors import UnsupportedDocumentError
+from kebab_chunk.model import (
+    AudioRefBlock,
+    Block,
+    CanonicalDocument,
+    Chunk,
+    ChunkPolicy,
+    ImageRefBlock,
+    LineSpan,
+    SourceSpan,
+)
+from kebab_chunk.tokenizers import get_tokenizer
+from kebab_chunk.tokenizers.base import Counter, CounterCache, Tokenizer
+
+__all__ = ["MdHeadingV2Chunker", "budget_of"]
+
+VERSION = "md-heading-v2"
+_FIRST_WORD = re.compile(r"\s*\S+")
+_MEDIA = (ImageRefBlock, AudioRefBlock)
+
+
+def budget_of(policy: ChunkPolicy, tokenizer: Tokenizer) -> int:
+    """The most tokens a chunk may hold: ``target_tokens`` capped by ``max_tokens`` and by
+    the tokenizer's input limit (whichever are set)."""
+    limits = [policy.target_tokens, policy.max_tokens, tokenizer.max_tokens]
+    return max(1, min(limit for limit in limits if limit is not None))
+
+
+class MdHeadingV2Chunker:
+    """Heading-aware chunker for documents with ``lines`` spans, sized by any tokenizer."""
+
+    version = VERSION
+    accepts_description = (
+        "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF"
+    )
+    #: Counts with whatever tokenizer the policy names.
+    uses_tokenizers: frozenset[str] | None = None
+
+    def __init__(self) -> None:
+        self._counters = CounterCache()
+
+    def accepts(self, doc: CanonicalDocument) -> bool:
+        """True when every span of every block is a ``lines`` span."""
+        return all(span.kind == "lines" for block in doc.blocks for span in block.spans)
+
+    def policy_hash(self, policy: ChunkPolicy) -> str:
+        """The plain policy hash stored in every chunk (the same for every chunker)."""
+        return policy.policy_hash
+
+    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+        """All chunks of ``doc`` in document order, positions ``0..n-1``."""
+        if not self.accepts(doc):
+            kind = next(
+                span.kind for block in doc.blocks for span in block.spans if span.kind != "lines"
+            )
+            raise UnsupportedDocumentError(
+                f"md-heading-v2 needs blocks with line spans (Markdown, text, HTML, CSV) but "
+                f"{doc.source_uri!r} has {kind} spans; use pdf-page-v1 for PDF documents or a "
+                "chunker that accepts any document (such as hierarchical-v1) for the others."
+            )
+        tokenizer = get_tokenizer(policy.tokenizer)
+        return _Run(doc, policy, self._counters.get(tokenizer), budget_of(policy, tokenizer)).run()
+
+
+@dataclass(frozen=True, slots=True)
+class _Member:
+    """One block of a run and where its text starts in the run's joined text."""
+
+    index: int
+    offset: int
+
+
+class _Run:
+    """One chunking pass over one document."""
+
+    def __init__(
+        self, doc: CanonicalDocument, policy: ChunkPolicy, count: Counter, budget: int
+    ) -> None:
+        self.doc = doc
+        self.policy = policy
+        self.count = count
+        self.budget = budget
+        self.overlap = min(policy.overlap_tokens, max(0, budget - 1))
+        self.style = newline_style(doc.blocks)
+        self.out: list[Chunk] = []
+
+    def run(self) -> list[Chunk]:
+        """Walk sections; inside a section, runs of exact blocks joined by known gaps."""
+        blocks = self.doc.blocks
+        group: list[int] = []
+        for index, block in enumerate(blocks):
+            opaque = isinstance(block, _MEDIA) or not is_exact(block.text, block.spans)
+            new_section = block.kind == "heading" and bool(group)
+            new_section = new_section and blocks[group[-1]].kind != "heading"
+            if opaque or new_section or (group and self._gap(group[-1], index) is None):
+                self._flush(group)
+            if opaque:
+                self._standalone(index)
+            else:
+                group.append(index)
+        self._flush(group)
+        return self.out
+
+    def _gap(self, prev: int, index: int) -> str | None:
+        if index != prev + 1:
+            return None
+        blocks = self.doc.blocks
+        return join_gap(blocks[prev].spans[0], blocks[index].spans[0], self.style)
+
+    # -- standalone blocks ------------------------------------------------------------
+
+    def _standalone(self, index: int) -> None:
+        block = self.doc.blocks[index]
+        captions: tuple[str, ...] = ()
+        if isinstance(block, ImageRefBlock):
+            captions = (block.caption,) if block.caption else ()
+            text = "\n".join(part for part in (block.alt, block.caption) if part)
+        elif isinstance(block, AudioRefBlock):
+            captions = (block.caption,) if block.caption else ()
+            text = block.caption or ""
+        else:  # a text block whose text is not a source slice: kept whole, as given
+            text = block.text
+        self._emit(text, [block.block_id], block.spans, block.heading_path, captions=captions)
+
+    # -- runs of exact text blocks ----------------------------------------------------
+
+    def _flush(self, group: list[int]) -> None:
+        if not group:
+            return
+        if self.policy.merge_peers:
+            self._pack(group)
+        else:  # one chunk (or more, when over budget) per block, headings glued to it
+            sub: list[int] = []
+            for index in group:
+                sub.append(index)
+                if self.doc.blocks[index].kind != "heading":
+                    self._pack(sub)
+                    sub = []
+            if sub:
+                self._pack(sub)
+        group.clear()
+
+    def _pack(self, group: Sequence[int]) -> None:
+        """Cut one run of exact blocks joined by known gaps into budget-sized pieces."""
+        blocks = self.doc.blocks
+        members: list[_Member] = []
+        parts: list[str] = []
+        length = 0
+        for index in group:
+            if members:
+                gap = self._gap(members[-1].index, index)
+                assert gap is not None  # run() ends a run at an unknown gap
+                parts.append(gap)
+                length += len(gap)
+            members.append(_Member(index, length))
+            parts.append(blocks[index].text)
+            length += len(blocks[index].text)
+        text = "".join(parts)
+        if not text.strip():  # only blank blocks: keep them (nothing may be lost), whole
+            for member in members:
+                block = blocks[member.index]
+                self._emit(block.text, [block.block_id], block.spans, block.heading_path)
+            return
+        for start, end, tokens in self._pieces(text, members):
+            self._emit_piece(text, members, start, end, tokens)
+
+    def _pieces(self, text: str, members: Sequence[_Member]) -> list[tuple[int, int, int]]:
+        """``(start, end, tokens)`` pieces of a run's text (see the module docstring)."""
+        blocks = self.doc.blocks
+        starts = [m.offset for m in members[1:]]
+        levels = cut_levels(text, "prose", starts)
+        # Glue leading headings to the first word of the content below them.
+        glue_end = 0
+        lead = 0
+        while lead < len(members) and blocks[members[lead].index].kind == "heading":
+            lead += 1
+        if 0 < lead < len(members):
+            glue_end = members[lead].offset
+            word = _FIRST_WORD.match(text, glue_end)
+            word_end = word.end() if word else glue_end
+            # Only when the headings and the first word fit: else a lone heading beats a
+            # cut inside that word.
+            if self.count(text[:word_end]) <= self.budget:
+                levels = [[c for c in cuts if c <= 0 or c > glue_end] for cuts in levels]
+
+        def measure(start: int, end: int) -> int:
+            return self.count(text[start:end])
+
+        total = self.count(text)
+        chars_per_token = len(text) / max(1, total)
+        return list(
+            split_pieces(
+                text,
+                levels,
+                measure,
+                self.budget,
+                chars_per_token=chars_per_token,
+                overlap=measure,
+                overlap_tokens=self.overlap,
+            )
+        )
+
+    def _emit_piece(
+        self, text: str, members: Sequence[_Member], start: int, end: int, tokens: int
+    ) -> None:
+        blocks = self.doc.blocks
+        block_ids: list[str] = []
+        spans: list[SourceSpan] = []
+        paths: list[tuple[str, ...]] = []
+        local_start: int | None = None
+        is_slice = False
+        last: Block | None = None
+        for member in members:
+            block = blocks[member.index]
+            lo, hi = member.offset, member.offset + len(block.text)
+            empty_inside = lo == hi and start <= lo < end  # an empty block within the piece
+            if (hi <= start or lo >= end) and not empty_inside:
+                continue
+            a, b = max(start, lo) - lo, min(end, hi) - lo
+            if local_start is None:
+                local_start = a
+            is_slice = is_slice or a != 0 or b != len(block.text)
+            block_ids.append(block.block_id)
+            spans.append(_sub_span(block, a, b))
+            if block.kind != "heading":
+                paths.append(block.heading_path)
+            last = block
+        # The path of the first content block (it holds any headings glued before it).
+        assert last is not None  # a piece covers at least one block
+        heading_path = paths[0] if paths else last.heading_path
+        self._emit(
+            text[start:end],
+            block_ids,
+            spans,
+            heading_path,
+            is_slice=is_slice,
+            slice_start=local_start,
+            tokens=tokens,
+        )
+
+    def _emit(
+        self,
+        text: str,
+        block_ids: Sequence[str],
+        spans: Sequence[SourceSpan],
+        heading_path: Sequence[str],
+        *,
+        captions: Sequence[str] = (),
+        is_slice: bool = False,
+        slice_start: int | None = None,
+        tokens: int | None = None,
+    ) -> None:
+        self.out.append(
+            make_chunk(
+                self.doc,
+                chunker_version=VERSION,
+                policy=self.policy,
+                position=len(self.out),
+                text=text,
+                block_ids=block_ids,
+                spans=spans,
+                heading_path=heading_path,
+                captions=captions,
+                is_slice=is_slice,
+                slice_start=slice_start if is_slice else None,
+                token_estimate=self.count(text) if tokens is None else tokens,
+            )
+        )
+
+
+def _sub_span(block: Block, start: int, end: int) -> SourceSpan:
+    span = block.spans[0]
+    if start == 0 and end == len(block.text):
+        return span
+    assert isinstance(span, LineSpan)
+    return sub_line_span(span, line_break_ends(block.text), start, end)
