@@ -87,6 +87,8 @@ def make_chunk(
         "source_spans": tuple(spans),
         "token_estimate": estimate_tokens(text) if token_estimate is None else token_estimate,
         "content_hash": doc.content_hash,
+        "embed_text": None,
+        "embed_tokens": None,
     }
     if _already_valid(values):
         return trusted(Chunk, values, set(_CHUNK_FIELDS))

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.cli._io import read_input, source_uri_for
 from kebab_chunk.cli._options import (
@@ -71,7 +72,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
                 status = EXIT_DATA
                 progress.advance(error=True)
                 continue
-            for record in chunker.chunk(doc, policy):
+            for record in with_embedding(chunker.chunk(doc, policy), chunker, policy):
                 sys.stdout.write(record.model_dump_json() + "\n")
             progress.advance()
     return status

@@ -32,6 +32,7 @@ from typing import Any
 
 from kebab_chunk.chunkers import get_chunker
 from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
@@ -146,7 +147,8 @@ class TextChunking:
         media_type = self.media_type_for(source_uri, metadata)
         label = self.chunker or DEFAULT_LABELS_BY_MEDIA_TYPE[media_type][0]
         document = self.parsers()(_utf8(text), source_uri, media_type)
-        return self.chunker_for(label).chunk(document, self.policy)
+        chunker = self.chunker_for(label)
+        return with_embedding(chunker.chunk(document, self.policy), chunker, self.policy)
 
 
 def _utf8(text: str) -> bytes:

@@ -18,6 +18,12 @@ class Chunk(Frozen):
     document bytes it came from (incremental runs compare it with the current file);
     ``token_estimate`` is stated by the chunker that made the chunk, never guessed
     downstream.
+
+    ``embed_text`` (the text to embed: the heading path and captions the text lacks, then
+    the text; docs/contract.md, "The text to embed") and ``embed_tokens`` (its token count
+    under the run's tokenizer) are filled in by the pipeline, not by chunkers
+    (:func:`kebab_chunk.chunkers.embedding.with_embedding`), so what a label's chunker
+    returns stays what it was; a chunker leaves them None, a written record never does.
     """
 
     chunk_id: str
@@ -34,3 +40,6 @@ class Chunk(Frozen):
     source_spans: tuple[SourceSpan, ...] = Field(min_length=1)
     token_estimate: int = Field(ge=0)
     content_hash: str
+    embed_text: str | None = None
+    embed_tokens: int | None = Field(default=None, ge=0)
+

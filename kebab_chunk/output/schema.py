@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 #: Bumped whenever a column is added, removed or retyped.
-SCHEMA_VERSION = "kebab-chunk-parquet-v1"
+#: v2 added ``embed_text`` and ``embed_tokens`` to chunk rows (docs/contract.md).
+SCHEMA_VERSION = "kebab-chunk-parquet-v2"
 PARTITION_COLUMN = "chunker_version"
 #: Rows the Parquet writer encodes at a time (pyarrow's default, pinned: see parquet_bytes).
 WRITE_BATCH_ROWS = 1024
@@ -96,6 +97,8 @@ CHUNK_SCHEMA = pa.schema(
         pa.field("source_spans", pa.list_(SPAN_TYPE), nullable=False),
         pa.field("token_estimate", pa.int64(), nullable=False),
         pa.field("content_hash", pa.string(), nullable=False),
+        pa.field("embed_text", pa.string(), nullable=False),
+        pa.field("embed_tokens", pa.int64(), nullable=False),
     ],
     metadata=_METADATA,
 )
@@ -177,6 +180,11 @@ def _span_to_row(span: SourceSpan) -> dict[str, Any]:
 
 def chunk_to_row(chunk: Chunk) -> dict[str, Any]:
     """The Parquet row of a chunk (all CHUNK_SCHEMA columns, partition column included)."""
+    if chunk.embed_text is None or chunk.embed_tokens is None:
+        raise ValueError(
+            f"chunk {chunk.chunk_id} has no embed_text; records are written only after "
+            "kebab_chunk.chunkers.embedding.with_embedding filled it in."
+        )
     row = chunk.model_dump(mode="json")
     row["source_spans"] = [_span_to_row(s) for s in chunk.source_spans]
     return row

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
@@ -208,7 +209,7 @@ class ChunkTask:
             try:
                 if not chunker.accepts(doc):
                     continue
-                produced = chunker.chunk(doc, self._policy)
+                produced = with_embedding(chunker.chunk(doc, self._policy), chunker, self._policy)
             except Exception as exc:  # a chunker failure is a dead letter
                 failed = describe(exc)
             if failed is not None:  # handled outside the handler, as in ParseTask.parse

@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.errors import ParseError
-from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.output.reader import read_chunks, read_errors
 from kebab_chunk.output.schema import row_to_chunk, row_to_error
 from kebab_chunk.parsers.registry import parse_document
@@ -66,7 +68,12 @@ def reference_run(
             continue
         wanted = list(labels) if labels else DEFAULT_LABELS_BY_MEDIA_TYPE[doc.media_type]
         chunkers = [get_chunker(label) for label in wanted]
-        produced = [c for ch in chunkers if ch.accepts(doc) for c in ch.chunk(doc, policy)]
+        produced = [
+            c
+            for ch in chunkers
+            if ch.accepts(doc)
+            for c in with_embedding(ch.chunk(doc, policy), ch, policy)
+        ]
         ref.chunks.extend(produced)
         ref.buckets[uri] = "chunked" if produced else "zero_chunks"
     ref.chunks.sort(key=chunk_sort_key)
@@ -95,3 +102,9 @@ def part_files(output: Path | str) -> dict[str, bytes]:
     """Relative path -> bytes of every Parquet file of an output."""
     root = Path(output)
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.parquet"))}
+
+
+def records(chunker: str | Chunker, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+    """What the pipeline writes for ``doc`` under one label: its chunks with embed fields."""
+    made = get_chunker(chunker) if isinstance(chunker, str) else chunker
+    return with_embedding(made.chunk(doc, policy), made, policy)

@@ -69,6 +69,8 @@ def _chunks(draw: st.DrawFn, text: st.SearchStrategy[str] = _TEXT) -> Chunk:
         source_spans=tuple(draw(st.lists(_spans(), min_size=1, max_size=4))),
         token_estimate=draw(_INDEX),
         content_hash=draw(text),
+        embed_text=draw(text),
+        embed_tokens=draw(_INDEX),
     )
 
 
@@ -139,6 +141,8 @@ def test_a_table_built_in_batches_writes_the_bytes_of_one_built_whole() -> None:
             (("lines", 1 + i, 2 + i, None, None, 0, i),),
             i % 400,
             "c",
+            f"H\ntext {i}",
+            i % 400 + 1,
         )
         for i in range(2 * BATCH_ROWS + 123)
     ]
@@ -168,6 +172,8 @@ def test_list_columns_past_their_dictionary_limit_write_the_bytes_of_one_piece()
             tuple(("lines", 1 + j, 2 + j, None, None, j, j + i) for j in range(i % 5)),
             i,
             "c",
+            f"text {i}",
+            i,
         )
         for i in range(3 * BATCH_ROWS + 7)
     ]

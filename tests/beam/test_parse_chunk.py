@@ -15,13 +15,13 @@ from apache_beam.testing.util import assert_that, equal_to
 from kebab_chunk.beam import DocumentOutcome, ErrorRecord, ParseAndChunk, RawDocument
 from kebab_chunk.beam._testing import hostile_parse
 from kebab_chunk.chunkers import registry as chunker_registry
-from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
-from tests.beam.helpers import CORPUS, quiet_beam
+from tests.beam.helpers import CORPUS, quiet_beam, records
 from tests.reliability.hostile import HOSTILE_LABEL
 
 quiet_beam()
@@ -54,7 +54,7 @@ def test_parse_and_chunk_gives_the_records_of_parsing_then_chunking() -> None:
             continue
         counts = []
         for label in DEFAULT_LABELS_BY_MEDIA_TYPE[doc.media_type]:
-            produced = get_chunker(label).chunk(doc, POLICY)
+            produced = records(label, doc, POLICY)
             chunks.extend(produced)
             counts.append((label, len(produced)))
         outcomes.append(DocumentOutcome(doc.source_uri, DocumentFacts.of(doc), tuple(counts)))
@@ -104,7 +104,7 @@ def test_hangs_and_crashes_in_either_stage_are_one_row_naming_the_stage(
         )
         assert_that(
             out["chunks"],
-            equal_to(get_chunker("md-heading-v1").chunk(doc, POLICY)),
+            equal_to(records("md-heading-v1", doc, POLICY)),
             label="the good document is chunked",
         )
         assert_that(

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.model import (
     CanonicalDocument,
     Chunk,
@@ -44,6 +45,11 @@ def _doc(uri: str) -> CanonicalDocument:
 
 
 def _chunk(uri: str, text: str, spans: tuple[SourceSpan, ...], position: int = 0) -> Chunk:
+    policy = ChunkPolicy()
+    return with_embedding([_made(uri, text, spans, position)], object(), policy)[0]
+
+
+def _made(uri: str, text: str, spans: tuple[SourceSpan, ...], position: int) -> Chunk:
     return make_chunk(
         _doc(uri),
         chunker_version="test-v0",

@@ -37,7 +37,7 @@ from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
-from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
+from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam, records
 
 quiet_beam()
 POLICY = ChunkPolicy()
@@ -219,7 +219,7 @@ def test_chunk_documents_applies_the_default_label_per_media_type() -> None:
     for doc, label in zip(
         docs, ["md-heading-v1", "md-heading-v1", "pdf-page-v1", "md-heading-v1"], strict=True
     ):
-        chunks = get_chunker(label).chunk(doc, POLICY)
+        chunks = records(label, doc, POLICY)
         expected.extend(chunks)
         outcomes.append(
             DocumentOutcome(doc.source_uri, DocumentFacts.of(doc), ((label, len(chunks)),))
@@ -238,7 +238,7 @@ def test_chunk_documents_reports_documents_no_requested_chunker_accepts() -> Non
         out = p | beam.Create([md, pdf]) | ChunkDocuments(["pdf-page-v1"], POLICY)
         assert_that(
             out["chunks"],
-            equal_to(get_chunker("pdf-page-v1").chunk(pdf, POLICY)),
+            equal_to(records("pdf-page-v1", pdf, POLICY)),
             label="only the PDF is chunked",
         )
         assert_that(
@@ -275,7 +275,7 @@ def test_chunk_documents_turns_chunker_exceptions_into_error_rows(
         md = get_chunker("md-heading-v1")
         assert_that(
             out["chunks"],
-            equal_to(md.chunk(boom, POLICY) + md.chunk(calm, POLICY)),
+            equal_to(records(md, boom, POLICY) + records(md, calm, POLICY)),
             label="the other label still chunks both",
         )
         assert_that(
@@ -307,7 +307,7 @@ def test_chunk_documents_rejects_unknown_labels_at_construction() -> None:
 def test_validate_chunks_collapses_identical_and_refuses_conflicting_duplicates() -> None:
     doc_a, doc_b = _docs("guides/installation.md", "reference/http-api.md")
     md = get_chunker("md-heading-v1")
-    chunks_a, chunks_b = md.chunk(doc_a, POLICY), md.chunk(doc_b, POLICY)
+    chunks_a, chunks_b = records(md, doc_a, POLICY), records(md, doc_b, POLICY)
     clash = chunks_b[0]
     forged = clash.model_copy(update={"text": clash.text + " (edited)"})
     inputs = chunks_a + chunks_a[:2] + chunks_b + [forged]
@@ -340,7 +340,7 @@ def test_write_chunks_shards_sorts_and_partitions(tmp_path: Path) -> None:
         for d in docs
         for label in ("md-heading-v1", "pdf-page-v1")
         if get_chunker(label).accepts(d)
-        for c in get_chunker(label).chunk(d, POLICY)
+        for c in records(label, d, POLICY)
     ]
     md_rows = sum(c.chunker_version == "md-heading-v1" for c in chunks)
     with BeamTestPipeline() as p:
@@ -385,7 +385,7 @@ def test_manifest_accounting_does_not_close_when_a_document_goes_missing(tmp_pat
 
     files = [SourceFile(u, "text/markdown", 10) for u in ("a.md", "b.md", "c.md", "d.md")]
     doc_a = parse_document(b"# A\n\nalpha text\n", "a.md")
-    chunks = get_chunker("md-heading-v1").chunk(doc_a, POLICY)
+    chunks = records("md-heading-v1", doc_a, POLICY)
     doc_b = parse_document(b"", "b.md").model_copy(update={"warnings": ("one warning",)})
     outcomes = [
         DocumentOutcome("a.md", DocumentFacts.of(doc_a), (("md-heading-v1", len(chunks)),)),

@@ -12,12 +12,11 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from kebab_chunk.beam import DocumentOutcome, SourceFile, WriteChunks, WriteManifest
 from kebab_chunk.beam.write import part_name
-from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.output.schema import chunks_table, parquet_bytes
 from kebab_chunk.parsers.registry import parse_document
-from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
+from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam, records
 
 quiet_beam()
 POLICY = ChunkPolicy()
@@ -26,7 +25,7 @@ LABEL = "md-heading-v1"
 
 def _chunks(uri: str) -> list[Chunk]:
     doc = parse_document((CORPUS / uri).read_bytes(), uri)
-    return get_chunker(LABEL).chunk(doc, POLICY)
+    return records(LABEL, doc, POLICY)
 
 
 def test_part_files_are_the_documented_shards_byte_for_byte(tmp_path: Path) -> None:

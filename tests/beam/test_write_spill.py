@@ -27,11 +27,10 @@ from kebab_chunk.beam.spill import (
     write_spill,
 )
 from kebab_chunk.beam.write import part_name
-from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.output.schema import chunks_table, parquet_bytes
 from kebab_chunk.parsers.registry import parse_document
-from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam
+from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam, records
 
 quiet_beam()
 POLICY = ChunkPolicy(target_tokens=60, overlap_tokens=0)
@@ -48,7 +47,7 @@ def _corpus_chunks() -> list[Chunk]:
             continue  # blob.md: binary content on purpose (a parse error, no chunks)
         doc = parse_document(path.read_bytes(), uri)
         for label in LABELS:
-            chunks.extend(get_chunker(label).chunk(doc, POLICY))
+            chunks.extend(records(label, doc, POLICY))
     random.Random(7).shuffle(chunks)  # arrival order must not matter
     return chunks
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
@@ -32,6 +32,7 @@ from kebab_chunk.runtime.reuse import (
     carry_key,
     carry_keys,
 )
+from tests.beam.helpers import records
 
 POLICY = ChunkPolicy()
 URI = "guide.md"
@@ -57,7 +58,7 @@ def _records(
     raw: bytes = RAW, label: str = "md-heading-v1", parser_version: str | None = None
 ) -> list[Chunk]:
     doc = parse_document(raw, URI, parser_version=parser_version)
-    return get_chunker(label).chunk(doc, POLICY)
+    return records(label, doc, POLICY)
 
 
 def _previous_facts(raw: bytes | None, chunks: list[Chunk]) -> DocumentFacts | None:
@@ -130,8 +131,8 @@ def test_a_reused_document_gets_the_facts_of_its_previous_documents_row() -> Non
     raw = b"---\ntitle: Guide\n---\n# Guide\n\nFirst paragraph \xff.\n"
     doc = parse_document(raw, URI)
     assert doc.warnings and doc.title == "Guide"
-    records = get_chunker("md-heading-v1").chunk(doc, POLICY)
-    decisions, _, _, [outcome] = _decide(raw=raw, chunks=records)
+    made = records("md-heading-v1", doc, POLICY)
+    decisions, _, _, [outcome] = _decide(raw=raw, chunks=made)
     assert decisions == [REUSED]
     assert outcome.facts == DocumentFacts.of(doc)
     assert outcome.warnings == doc.warnings and outcome.facts.front_matter == '{"title":"Guide"}'

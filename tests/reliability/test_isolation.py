@@ -27,7 +27,7 @@ from kebab_chunk.errors import ParseError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.parsers.registry import ParserChoice, detect_media_type, parse_document
-from tests.beam.helpers import QUIET, REPO, quiet_beam, subprocess_env
+from tests.beam.helpers import QUIET, REPO, quiet_beam, records, subprocess_env
 from tests.reliability.hostile import HOSTILE_LABEL, greedy_parse
 
 quiet_beam()
@@ -148,7 +148,7 @@ def test_chunkers_hang_crash_and_hoard_in_isolation(monkeypatch: pytest.MonkeyPa
         # hang and crash lose the whole document (one error row); greedy only its label
         assert_that(
             out["chunks"],
-            equal_to(md.chunk(docs["greedy.md"], POLICY) + md.chunk(docs["good.md"], POLICY)),
+            equal_to(records(md, docs["greedy.md"], POLICY) + records(md, docs["good.md"], POLICY)),
             label="chunks of the documents that survived",
         )
         assert_that(
