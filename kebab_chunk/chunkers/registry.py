@@ -27,6 +27,7 @@ _REGISTRY: dict[str, str] = {
     "md-heading-v2": "kebab_chunk.chunkers.md_heading_v2:MdHeadingV2Chunker",
     "md-header-chars-v1": "kebab_chunk.chunkers.md_header_chars_v1:MdHeaderCharsV1Chunker",
     "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
+    "pdf-page-v2": "kebab_chunk.chunkers.pdf_page_v2:PdfPageV2Chunker",
     "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
     "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
 }

@@ -41,7 +41,9 @@ _VERSIONS: dict[str, dict[str, str]] = {
     },
     "text-plain-v1": {"text/plain": "kebab_chunk.parsers.text:PlainTextParser"},
     "pdf-text-v1": {"application/pdf": "kebab_chunk.parsers.pdf:PdfParser"},
+    "pdf-text-v2": {"application/pdf": "kebab_chunk.parsers.pdf_v2:PdfV2Parser"},
     "html-v1": {"text/html": "kebab_chunk.parsers.html:HtmlParser"},
+    "html-v2": {"text/html": "kebab_chunk.parsers.html_v2:HtmlV2Parser"},
     "csv-v1": {
         "text/csv": "kebab_chunk.parsers.csv_:CsvParser",
         "text/tab-separated-values": "kebab_chunk.parsers.csv_:TsvParser",
@@ -53,6 +55,9 @@ _VERSIONS: dict[str, dict[str, str]] = {
     },
     "docling-json-v1": {
         "application/vnd.docling+json": "kebab_chunk.parsers.docling_json:DoclingJsonParser"
+    },
+    "docling-json-v2": {
+        "application/vnd.docling+json": "kebab_chunk.parsers.docling_json_v2:DoclingJsonV2Parser"
     },
 }
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: How the project's own notes are cited internally; none of it may reach a user.
 INTERNAL = re.compile(
-    r"\b(seeds?|issues?)\s*#?\d+|\bDESIGN\b|§|decisions\.md|see decisions", re.IGNORECASE
+    r"\b(seeds?|issues?)\s*#?\d+|\bDESIGN\b|§\s*\d|decisions\.md|see decisions", re.IGNORECASE
 )
 
 
