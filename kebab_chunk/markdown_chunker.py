@@ -9,6 +9,12 @@ of LangChain::
     chunks = MarkdownChunker(max_chunk_size=1024, overlap=100).chunk_document(md, "a.md")
     chunks[0].metadata["headers"]   # [{"level": 1, "text": "Title"}, ...]
 
+``version="md-header-chars-v2"`` chunks with that label instead: every chunk text is then
+the exact slice of ``text`` its offsets cite, and a text that starts with a byte order mark
+(U+FEFF) is parsed without it, so its first heading is found. The default stays
+``md-header-chars-v1``, whose output never changes (there a leading U+FEFF is kept in
+front of the first line, which then is no heading).
+
 ``Chunk`` here is that API's ``Chunk(text, metadata)`` dataclass (also importable as
 :class:`TextChunk`); ``kebab_chunk.Chunk`` stays the pipeline's chunk *record*, which
 :meth:`MarkdownChunker.chunk_records` returns for the integrations.
@@ -16,16 +22,21 @@ of LangChain::
 The character budget is exact: the chunker runs with the policy
 ``target_tokens=max_chunk_size, overlap_tokens=overlap, tokenizer="chars"``, so the
 ``chunk_id`` in the metadata is the id the pipeline gives the same chunk of the same file
-under ``md-header-chars-v1`` with that policy (and ``source`` as the corpus-relative path).
+under the chosen label with that policy (and ``source`` as the corpus-relative path). For
+``md-header-chars-v2`` "the same file" is ``text.encode("utf-8")``, a leading byte order
+mark included: the pipeline decodes that file without the mark, so the offsets of its
+records are one less than this API's, which index ``text`` itself; text, blocks and ids
+are the same.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kebab_chunk.chunkers import md_header_chars_v2
 from kebab_chunk.chunkers._separators import LINE_BREAK
 from kebab_chunk.chunkers.md_header_chars_v1 import (
     CHARS_TOKENIZER,
@@ -33,18 +44,23 @@ from kebab_chunk.chunkers.md_header_chars_v1 import (
     plan_chunks,
     records_from_plan,
 )
+from kebab_chunk.chunkers.md_header_chars_v1 import VERSION as V1
 from kebab_chunk.errors import PolicyError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, LineSpan, ParagraphBlock
 from kebab_chunk.model import Chunk as ChunkRecord
 from kebab_chunk.model.ids import block_id, content_hash, doc_id
 from kebab_chunk.parsers.registry import get_parser
 
-__all__ = ["FALLBACK_PARSER_VERSION", "Chunk", "MarkdownChunker", "TextChunk"]
+__all__ = ["FALLBACK_PARSER_VERSION", "VERSIONS", "Chunk", "MarkdownChunker", "TextChunk"]
 
 #: ``parser_version`` of the one-block document used when Markdown parsing fails.
 FALLBACK_PARSER_VERSION = "text-fallback-v1"
 
 _STRATEGY = "headers"
+_V2 = md_header_chars_v2.VERSION
+#: The chunker labels ``MarkdownChunker(version=...)`` accepts; the first is the default.
+VERSIONS = (V1, _V2)
+_BOM = "\ufeff"
 _MARKDOWN = "text/markdown"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -82,12 +98,20 @@ class MarkdownChunker:
 
     ``max_chunk_size`` is the maximum number of characters of any chunk (> 0),
     ``overlap`` the characters repeated between consecutive chunks of one section
-    (``0 <= overlap < max_chunk_size``); ``strategy`` must be ``"headers"``. A violated
+    (``0 <= overlap < max_chunk_size``); ``strategy`` must be ``"headers"``; ``version`` is
+    the chunker label, one of :data:`VERSIONS` (``md-header-chars-v1`` by default,
+    ``md-header-chars-v2`` for exact-slice text and byte-order-mark handling). A violated
     constraint raises :class:`ValueError` (a :class:`~kebab_chunk.errors.PolicyError`)
     naming it.
     """
 
-    def __init__(self, max_chunk_size: int = 1024, overlap: int = 100, strategy: str = "headers"):
+    def __init__(
+        self,
+        max_chunk_size: int = 1024,
+        overlap: int = 100,
+        strategy: str = "headers",
+        version: str = V1,
+    ):
         self.max_chunk_size = _check_int("max_chunk_size", max_chunk_size)
         self.overlap = _check_int("overlap", overlap)
         if self.max_chunk_size <= 0:
@@ -102,6 +126,12 @@ class MarkdownChunker:
         if strategy != _STRATEGY:
             raise PolicyError(f"strategy must be 'headers' (the only strategy), got {strategy!r}.")
         self.strategy = strategy
+        if version not in VERSIONS:
+            raise PolicyError(
+                f"version must be one of {', '.join(map(repr, VERSIONS))}, got {version!r}."
+            )
+        #: The chunker label the chunks are made (and their ids computed) with.
+        self.version = version
         #: The policy the chunks are made (and their ids computed) with.
         self.policy = ChunkPolicy(
             target_tokens=self.max_chunk_size,
@@ -110,20 +140,22 @@ class MarkdownChunker:
         )
 
     def __repr__(self) -> str:
+        version = "" if self.version == V1 else f", version={self.version!r}"
         return (
             f"MarkdownChunker(max_chunk_size={self.max_chunk_size}, overlap={self.overlap}, "
-            f"strategy={self.strategy!r})"
+            f"strategy={self.strategy!r}{version})"
         )
 
     def chunk_document(self, text: str, source: str | None = None) -> list[TextChunk]:
         """Chunk Markdown ``text``; ``source`` names it (metadata ``source``, and the id).
 
         Empty text gives ``[]``; text without headers gives one chunk if it fits, else
-        character-split chunks; text the Markdown parser cannot handle is split by
-        characters alone (metadata ``parser_version`` says so). Never raises on content.
+        character-split chunks (under ``md-header-chars-v2`` also where a thematic break,
+        link definitions or trailing spaces separate two blocks: such text is in no
+        chunk); text the Markdown parser cannot handle is split by characters alone
+        (metadata ``parser_version`` says so). Never raises on content.
         """
-        doc, planned = self._plan(text, source)
-        records = records_from_plan(doc, self.policy, planned)
+        doc, planned, records = self._chunk(text, source)
         return [
             TextChunk(text=rec.text, metadata=_metadata(plan, rec, source, doc))
             for plan, rec in zip(planned, records, strict=True)
@@ -131,14 +163,26 @@ class MarkdownChunker:
 
     def chunk_records(self, text: str, source: str | None = None) -> list[ChunkRecord]:
         """The same chunks as full records (``kebab_chunk.Chunk``), for the integrations."""
-        doc, planned = self._plan(text, source)
-        return records_from_plan(doc, self.policy, planned)
+        return self._chunk(text, source)[2]
 
-    def _plan(self, text: str, source: str | None) -> tuple[CanonicalDocument, list[PlannedChunk]]:
+    def _chunk(
+        self, text: str, source: str | None
+    ) -> tuple[CanonicalDocument, list[PlannedChunk], list[ChunkRecord]]:
+        """The parsed document, the planned chunks and their records, offsets into ``text``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
-        doc = _document(text, source or "")
-        return doc, plan_chunks(doc, self.max_chunk_size, self.overlap)
+        if self.version == V1:
+            doc = _document(text, source or "")
+            planned = plan_chunks(doc, self.max_chunk_size, self.overlap)
+            return doc, planned, records_from_plan(doc, self.policy, planned)
+        doc, shift = _document_v2(text, source or "")
+        planned = md_header_chars_v2.plan_chunks(doc, self.max_chunk_size, self.overlap)
+        # Ids come from the unshifted document, the one the pipeline makes of the file.
+        records = md_header_chars_v2.records_from_plan(doc, self.policy, planned)
+        if shift:
+            planned = [_shift_plan(plan, shift) for plan in planned]
+            records = [_shift_record(record, shift) for record in records]
+        return doc, planned, records
 
 
 def _metadata(
@@ -187,6 +231,48 @@ def _document(text: str, source_uri: str) -> CanonicalDocument:
     if problem is not None:
         return _fallback(text, raw, source_uri, problem)
     return doc
+
+
+def _document_v2(text: str, source_uri: str) -> tuple[CanonicalDocument, int]:
+    """Parse ``text`` as the file ``text.encode("utf-8")``; offsets need a shift to index it.
+
+    The parser decodes that file as the pipeline does, dropping one leading byte order
+    mark, so the document's offsets index ``text`` without it and the returned shift (1
+    when ``text`` starts with U+FEFF, else 0) is what to add to them. Lone surrogates
+    become U+FFFD, one for one; on any parser failure, a one-block plain document instead.
+    """
+    text = _SURROGATE.sub("\ufffd", text)
+    raw = text.encode("utf-8")
+    shift = 1 if text.startswith(_BOM) else 0
+    body = text[shift:]
+    try:
+        doc = get_parser(_MARKDOWN).parse(raw, source_uri)
+    except Exception as exc:  # the API's contract: any parser failure degrades, never raises
+        return _fallback(body, raw, source_uri, f"{type(exc).__name__}: {exc}"), shift
+    problem = _inexact_block(doc, body)
+    if problem is not None:
+        return _fallback(body, raw, source_uri, problem), shift
+    return doc, shift
+
+
+def _shift_span(span: LineSpan, shift: int) -> LineSpan:
+    """``span`` moved ``shift`` characters right (same lines: the shift is a leading BOM)."""
+    return span.model_copy(
+        update={"char_start": span.char_start + shift, "char_end": span.char_end + shift}
+    )
+
+
+def _shift_plan(plan: PlannedChunk, shift: int) -> PlannedChunk:
+    parts = tuple(replace(p, span=_shift_span(p.span, shift)) for p in plan.parts)
+    return replace(plan, parts=parts)
+
+
+def _shift_record(record: ChunkRecord, shift: int) -> ChunkRecord:
+    spans = tuple(
+        _shift_span(span, shift) if isinstance(span, LineSpan) else span
+        for span in record.source_spans
+    )
+    return record.model_copy(update={"source_spans": spans})
 
 
 def _inexact_block(doc: CanonicalDocument, text: str) -> str | None:

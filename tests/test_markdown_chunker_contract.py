@@ -361,3 +361,136 @@ def test_chunk_records_carry_headers_as_heading_path() -> None:
     for record, chunk in zip(records, chunks, strict=True):
         assert list(record.heading_path) == [h["text"] for h in chunk.metadata["headers"]]
         assert record.chunker_version == "md-header-chars-v1"
+
+
+# --- version="md-header-chars-v2": exact slices, a leading byte order mark ------------------
+
+V2 = "md-header-chars-v2"
+
+
+def test_version_defaults_to_v1_and_accepts_v2() -> None:
+    assert MarkdownChunker().version == "md-header-chars-v1"
+    assert "version" not in repr(MarkdownChunker())  # the v1 repr is unchanged
+    chunker = MarkdownChunker(max_chunk_size=300, overlap=30, version=V2)
+    assert chunker.version == V2
+    assert repr(chunker).endswith(f"strategy='headers', version='{V2}')")
+    assert chunker.policy == MarkdownChunker(max_chunk_size=300, overlap=30).policy
+
+
+@pytest.mark.parametrize("version", ["md-heading-v1", "v2", "", "md-header-chars-v3"])
+def test_an_unknown_version_raises_value_error_naming_the_constraint(version: str) -> None:
+    with pytest.raises(ValueError) as info:
+        MarkdownChunker(version=version)
+    message = str(info.value)
+    assert message.startswith("version must be one of 'md-header-chars-v1', 'md-header-chars-v2'")
+    assert message.count(". ") == 0 and message.endswith(".")
+
+
+def test_a_leading_byte_order_mark_hides_the_first_heading_under_v1_not_v2() -> None:
+    text = "\ufeff# Foo\n\nIntro.\n\n## Bar\n\nBody.\n"
+    old = MarkdownChunker().chunk_document(text, "bom.md")
+    assert old[0].metadata["headers"] == []  # v1's defect: the heading is lost
+    assert old[1].metadata["headers"] == [{"level": 2, "text": "Bar"}]
+    new = MarkdownChunker(version=V2).chunk_document(text, "bom.md")
+    assert [c.text for c in new] == ["# Foo\n\nIntro.", "## Bar\n\nBody."]
+    assert [c.metadata["headers"] for c in new] == [
+        [{"level": 1, "text": "Foo"}],
+        [{"level": 1, "text": "Foo"}, {"level": 2, "text": "Bar"}],
+    ]
+    for chunk in new:  # offsets still index the given text, BOM included
+        meta = chunk.metadata
+        assert text[meta["char_start"] : meta["char_end"]] == chunk.text
+        assert meta["line_start"] == _line_of(text, meta["char_start"])
+        for span in meta["spans"]:
+            assert span["line_start"] == _line_of(text, span["char_start"])
+    assert new[0].metadata["char_start"] == 1
+    records = MarkdownChunker(version=V2).chunk_records(text, "bom.md")
+    assert records[0].heading_path == ("Foo",)
+    assert [r.source_spans[0].char_start for r in records] == [1, text.index("## Bar")]
+
+
+def test_v2_with_a_bom_has_the_pipeline_ids_of_the_same_bytes() -> None:
+    """The str with a BOM is the file ``text.encode()``: same ids, text and blocks as the
+    pipeline's records of it, offsets one more (the pipeline decodes without the BOM)."""
+    text = "\ufeff# Guide\r\n\r\n" + "step " * 120 + "\r\n\r\n## Next\r\n\r\ndone\r\n"
+    api = MarkdownChunker(max_chunk_size=200, overlap=40, version=V2)
+    records = api.chunk_records(text, "guides/g.md")
+    doc = parse_document(text.encode("utf-8"), "guides/g.md")
+    policy = make_policy(target_tokens=200, overlap_tokens=40, tokenizer="chars")
+    pipeline = get_chunker(V2).chunk(doc, policy)
+    assert len(records) > 3
+    assert len({r.block_ids for r in records}) < len(records)  # slices: ids use offsets
+    assert [r.chunk_id for r in records] == [p.chunk_id for p in pipeline]
+    assert [r.text for r in records] == [p.text for p in pipeline]
+    assert [r.block_ids for r in records] == [p.block_ids for p in pipeline]
+    assert records[0].content_hash == pipeline[0].content_hash
+    for record, piped in zip(records, pipeline, strict=True):
+        for mine, theirs in zip(record.source_spans, piped.source_spans, strict=True):
+            assert (mine.char_start, mine.char_end) == (theirs.char_start + 1, theirs.char_end + 1)
+        assert text[record.source_spans[0].char_start : record.source_spans[-1].char_end] == (
+            record.text
+        )
+
+
+def test_v2_ids_match_the_registry_chunker_under_the_equivalent_policy() -> None:
+    md = "# Guide\n\nIntro text.\n\n## Steps\n\n" + "step " * 400 + "\n\n```sh\nrun it\n```\n"
+    api = MarkdownChunker(max_chunk_size=700, overlap=70, version=V2)
+    chunks = api.chunk_document(md, source="guides/g.md")
+    doc = parse_document(md.encode("utf-8"), "guides/g.md")
+    policy = make_policy(target_tokens=700, overlap_tokens=70, tokenizer="chars")
+    records = get_chunker(V2).chunk(doc, policy)
+    assert [r.chunk_id for r in records] == [c.metadata["chunk_id"] for c in chunks]
+    assert api.chunk_records(md, source="guides/g.md") == records
+    assert {r.chunker_version for r in records} == {V2}
+
+
+@pytest.mark.parametrize(
+    "md",
+    [
+        "# S\n\nbefore\n\n---\n\nafter\n",
+        "# L\n\nSee [d][d].\n\n[d]: https://example.org\n\nMore.\n",
+        "# T\r\n\r\nline one\r\nline two\r\n\r\nnext\r\n",
+    ],
+    ids=["thematic-break", "link-definition", "crlf"],
+)
+def test_v2_chunk_text_is_the_slice_its_offsets_cite_v1_is_not(md: str) -> None:
+    old = MarkdownChunker().chunk_document(md, "g.md")
+    assert any(md[c.metadata["char_start"] : c.metadata["char_end"]] != c.text for c in old)
+    new = MarkdownChunker(version=V2).chunk_document(md, "g.md")
+    for chunk in new:
+        assert md[chunk.metadata["char_start"] : chunk.metadata["char_end"]] == chunk.text
+
+
+def test_the_specification_holds_under_v2() -> None:
+    """The specification's assertions, run with ``version="md-header-chars-v2"``."""
+    chunker = MarkdownChunker(version=V2)
+    assert chunker.chunk_document("", source="empty.md") == []
+    assert chunker.chunk_document(" \n\t\n  ", source="blank.md") == []
+    chunks = chunker.chunk_document("# Title\n## Section\nContent", source="test.md")
+    assert [c.metadata["headers"] for c in chunks] == [
+        [{"level": 1, "text": "Title"}],
+        [{"level": 1, "text": "Title"}, {"level": 2, "text": "Section"}],
+    ]
+    assert all(c.metadata["source"] == "test.md" for c in chunks)
+    large = MarkdownChunker(max_chunk_size=1024, version=V2).chunk_document(
+        "# Title\n" + "A" * 5000, source="large.md"
+    )
+    assert len(large) > 1 and all(len(c.text) <= 1024 for c in large)
+    plain = chunker.chunk_document("Just plain text without headers." * 10, source="plain.md")
+    assert len(plain) == 1 and plain[0].metadata["headers"] == []
+    md = "# Title\n\nIntro.\n\n## Part\n\nBody.\n"
+    assert [c.text for c in chunker.chunk_document(md, "d.md")] == [
+        c.text for c in MarkdownChunker().chunk_document(md, "d.md")
+    ]
+    small = MarkdownChunker(max_chunk_size=1, overlap=0, version=V2).chunk_document("# H\nab")
+    assert [c.text for c in small] == ["#", "H", "a", "b"]
+
+
+def test_v2_degrades_like_v1_and_keeps_offsets_after_a_bom() -> None:
+    text = "\ufeff# Not a header here\n" + "data\x00" * 300  # NUL: the parser refuses it
+    chunks = MarkdownChunker(max_chunk_size=256, overlap=16, version=V2).chunk_document(text)
+    assert len(chunks) > 1 and all(len(c.text) <= 256 for c in chunks)
+    assert {c.metadata["parser_version"] for c in chunks} == {"text-fallback-v1"}
+    assert chunks[0].metadata["char_start"] == 1 and not chunks[0].text.startswith("\ufeff")
+    for chunk in chunks:
+        assert text[chunk.metadata["char_start"] : chunk.metadata["char_end"]] == chunk.text

@@ -26,6 +26,7 @@ _REGISTRY: dict[str, str] = {
     "md-heading-v1": "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
     "md-heading-v2": "kebab_chunk.chunkers.md_heading_v2:MdHeadingV2Chunker",
     "md-header-chars-v1": "kebab_chunk.chunkers.md_header_chars_v1:MdHeaderCharsV1Chunker",
+    "md-header-chars-v2": "kebab_chunk.chunkers.md_header_chars_v2:MdHeaderCharsV2Chunker",
     "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
     "pdf-page-v2": "kebab_chunk.chunkers.pdf_page_v2:PdfPageV2Chunker",
     "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",

@@ -32,6 +32,7 @@ from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
 from kebab_chunk.tokenizers import get_tokenizer
+from tests.chunkers.test_md_header_chars_v2 import promises as md_header_chars_v2_promises
 from tests.chunkers.test_pdf_page_v2 import promises as pdf_page_v2_promises
 from tests.properties.documents import FORMATS, Generated, Part, parts, render
 
@@ -176,6 +177,9 @@ PROMISES: dict[str, Callable[[Ctx], None]] = {
     "md-heading-v1": md_heading_v1,
     "md-heading-v2": md_heading_v2,
     "md-header-chars-v1": md_header_chars_v1,
+    "md-header-chars-v2": lambda ctx: md_header_chars_v2_promises(
+        ctx.gen.source, ctx.chunks, ctx.policy
+    ),
     "pdf-page-v1": pdf_page_v1,
     "pdf-page-v2": lambda ctx: pdf_page_v2_promises(ctx.gen.pages or (), ctx.chunks, ctx.policy),
     "hierarchical-v1": hierarchical_v1,
