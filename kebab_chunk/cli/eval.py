@@ -78,7 +78,8 @@ def add_eval_parser(subparsers: Any) -> None:
         "--embed",
         choices=EMBED_MODES,
         default="text",
-        help="what is embedded for a chunk: its text, or heading path and captions then text",
+        help="what is embedded for a chunk: its text, heading path and captions then text "
+        "(contextualized), or the embed_text column the pipeline writes",
     )
     p.add_argument(
         "--json",

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kebab_chunk.chunkers.contextualize import contextualize
+from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import MissingDependencyError, PolicyError, UsageError
 from kebab_chunk.eval.metrics import (
@@ -71,10 +72,11 @@ __all__ = [
     "render_html",
 ]
 
-#: What is embedded for a chunk: its ``text``, or ``contextualize(chunk)`` (heading path
-#: and captions, then the text).
-EMBED_MODES = ("text", "contextualized")
-EmbedMode = Literal["text", "contextualized"]
+#: What is embedded for a chunk: its ``text``, ``contextualize(chunk)`` (heading path and
+#: captions, then the text), or the record's ``embed_text`` (what the pipeline writes for
+#: every label to be embedded; kebab_chunk/chunkers/embedding.py).
+EMBED_MODES = ("text", "contextualized", "embed_text")
+EmbedMode = Literal["text", "contextualized", "embed_text"]
 
 _COLUMNS = ("question", "references", "corpus_id")
 
@@ -345,7 +347,7 @@ def _index_chunks(
                 f"{setting.label} does not chunk {document.name} ({doc.media_type}); choose a "
                 "label that does ('kebab-chunk chunkers' lists what each accepts)"
             )
-        for chunk in chunker.chunk(doc, setting.policy):
+        for chunk in with_embedding(chunker.chunk(doc, setting.policy), chunker, setting.policy):
             try:
                 ranges = chunk_ranges(chunk, document.text)
             except ValueError:
@@ -354,7 +356,7 @@ def _index_chunks(
                     "its chunks cannot be scored; evaluate text formats (Markdown, text, HTML, "
                     "CSV)"
                 ) from None
-            text = contextualize(chunk) if embed == "contextualized" else chunk.text
+            text = _embedded(chunk, embed)
             exact = len(ranges) == 1 and document.text[ranges[0][0] : ranges[0][1]] == chunk.text
             indexed.append(
                 IndexedChunk(
@@ -371,6 +373,14 @@ def _index_chunks(
 
 
 # --- retrieval and scoring ---------------------------------------------------------------
+
+
+def _embedded(chunk: Chunk, embed: EmbedMode) -> str:
+    if embed == "contextualized":
+        return contextualize(chunk)
+    if embed == "embed_text" and chunk.embed_text is not None:
+        return chunk.embed_text
+    return chunk.text
 
 
 def _embed(embedder: TextEmbedder, texts: Sequence[str]) -> npt.NDArray[np.float64]:

@@ -308,6 +308,19 @@ def test_contextualized_mode_embeds_heading_path_before_the_text(dataset: Any) -
     assert context.seen[1][0] == "Cats\n" + PURR
 
 
+def test_embed_text_mode_embeds_the_records_embed_text(dataset: Any) -> None:
+    """md-heading-v1's first chunk opens with its heading line: ``contextualized`` repeats
+    it, ``embed_text`` (the column the pipeline writes) does not."""
+    questions, corpus = dataset
+    context, record = HashEmbedder(), HashEmbedder()
+    setting = [parse_setting("md-heading-v1")]
+    evaluate(questions, corpus, setting, context, embed="contextualized")
+    evaluate(questions, corpus, setting, record, embed="embed_text")
+    first = record.seen[1][0]
+    assert first.startswith("# ") and context.seen[1][0] != first
+    assert context.seen[1][0].endswith(first) and context.seen[1][0].count("\n") > first.count("\n")
+
+
 def test_spans_that_are_not_the_chunk_text_are_reported_as_inexact(tmp_path: Path) -> None:
     corpus = tmp_path / "c"
     corpus.mkdir()
