@@ -6,7 +6,8 @@ of a contextualised string, PDF pages have no headings at all. A user who embeds
 therefore embeds different things per file type. ``embed_text`` is the same recipe for
 every label (docs/contract.md, "The text to embed"): the heading path, outermost first, then
 the captions, then the text, one per line; a heading the text already opens with is not
-repeated. A chunker may define ``embed_text(chunk) -> str`` to say otherwise.
+repeated. A chunker may define ``embed_text(chunk, policy) -> str`` to say otherwise
+(hybrid-v2 shortens context lines that would not fit its budget).
 
 ``embed_tokens`` is that text's token count under the run's tokenizer (the policy's), so
 it can be checked against a model's input limit without re-tokenising.
@@ -57,10 +58,9 @@ def with_embedding(chunks: Sequence[Chunk], chunker: object, policy: ChunkPolicy
     if not chunks:
         return []
     own = getattr(chunker, "embed_text", None)
-    make = own if callable(own) else embed_text
     count = get_tokenizer(policy.tokenizer).count_tokens
     done = []
     for chunk in chunks:
-        text = make(chunk)
+        text = own(chunk, policy) if callable(own) else embed_text(chunk)
         done.append(chunk.model_copy(update={"embed_text": text, "embed_tokens": count(text)}))
     return done

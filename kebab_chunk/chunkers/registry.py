@@ -31,6 +31,7 @@ _REGISTRY: dict[str, str] = {
     "pdf-page-v2": "kebab_chunk.chunkers.pdf_page_v2:PdfPageV2Chunker",
     "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
     "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
+    "hybrid-v2": "kebab_chunk.chunkers.hybrid_v2:HybridV2Chunker",
 }
 
 #: Which labels a pipeline run applies when the user names none.

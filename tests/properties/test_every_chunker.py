@@ -32,6 +32,7 @@ from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
 from kebab_chunk.tokenizers import get_tokenizer
+from tests.chunkers.test_hybrid_v2 import promises as hybrid_v2_promises
 from tests.chunkers.test_md_header_chars_v2 import promises as md_header_chars_v2_promises
 from tests.chunkers.test_pdf_page_v2 import promises as pdf_page_v2_promises
 from tests.properties.documents import FORMATS, Generated, Part, parts, render
@@ -184,6 +185,9 @@ PROMISES: dict[str, Callable[[Ctx], None]] = {
     "pdf-page-v2": lambda ctx: pdf_page_v2_promises(ctx.gen.pages or (), ctx.chunks, ctx.policy),
     "hierarchical-v1": hierarchical_v1,
     "hybrid-v1": hybrid_v1,
+    "hybrid-v2": lambda ctx: hybrid_v2_promises(
+        ctx.gen.doc, ctx.chunks, ctx.policy, ctx.gen.source if ctx.gen.exact else None
+    ),
 }
 
 
