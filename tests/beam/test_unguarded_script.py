@@ -44,7 +44,11 @@ def test_an_unguarded_script_runs_its_top_level_once(tmp_path: Path) -> None:
 def test_a_pipeline_started_from_stdin_starts_its_helpers(tmp_path: Path) -> None:
     _corpus(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-"], input=SCRIPT, cwd=tmp_path, capture_output=True, text=True,
+        [sys.executable, "-"],
+        input=SCRIPT,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -26,6 +26,7 @@ from tests.reliability.held import HOLD_TIMEOUT_S, kill, start_held_run
 
 pytestmark = pytest.mark.slow
 
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pipelines.chunk_corpus", *args, *QUIET],

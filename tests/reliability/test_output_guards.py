@@ -45,7 +45,6 @@ quiet_beam()
 LOCK = "_kebab.lock"
 
 
-
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
