@@ -1,10 +1,16 @@
-"""Real, offline corpora for the peer benchmark (nothing is downloaded).
+"""Real corpora for the peer benchmark (only the Debian documentation is downloaded).
 
 - :func:`distribution_readmes` — the long descriptions (PyPI READMEs) of the installed Python
   distributions, read with ``importlib.metadata``, kept when they are Markdown (declared
   ``text/markdown``, or undeclared but Markdown-looking), deduplicated by content. Which
   documents this yields depends on what is installed: the sizes are always reported.
 - :func:`fixture_markdown` — every ``*.md`` file under ``fixtures/``, deduplicated.
+- :func:`debian_markdown` — the Markdown documentation shipped in a few Debian packages
+  (Node.js's API reference, Docker's engine API reference, npm's command docs): long
+  real documentation pages with tables, code and front matter. The packages are fetched
+  at bench time with ``apt-get download`` (no root needed) and unpacked with ``dpkg-deb``
+  into ``.cache/bench-corpora`` (never committed); where apt is unavailable the corpus is
+  reported as absent (:attr:`Corpus.absent`) instead of failing the run.
 - :func:`fixture_pdfs` — the fixtures' PDFs (deduplicated) plus, optionally, a long PDF
   built in memory by ``fixtures/pdf/make_fixtures.py``.
 - :func:`typical_document` — a generated Markdown document of ~10 pages / ~100 sections,
@@ -16,22 +22,32 @@ contender gets exactly the same input; :func:`subset` trims one for quick runs.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import importlib.metadata
 import importlib.util
 import random
 import re
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
+CACHE = REPO / ".cache" / "bench-corpora"
+
+#: Debian packages whose Markdown documentation makes the "Debian docs" corpus: reference
+#: pages of tens to hundreds of KB with tables, code blocks and front matter.
+DEBIAN_DOC_PACKAGES = ("nodejs-doc", "docker-doc", "npm")
 
 __all__ = [
     "Corpus",
     "Document",
     "combine",
+    "debian_markdown",
     "distribution_readmes",
     "fixture_markdown",
     "fixture_pdfs",
@@ -62,6 +78,7 @@ class Corpus:
     media_type: str
     documents: tuple[Document, ...]
     source: str  # one line saying where the documents come from
+    absent: str | None = None  # why the corpus could not be built here (then it is empty)
 
     @property
     def n_documents(self) -> int:
@@ -78,6 +95,8 @@ class Corpus:
 
     def summary(self) -> dict[str, object]:
         """Sizes as reported in the results: documents, bytes, MB, and the source."""
+        if self.absent is not None:
+            return {"absent": self.absent, "media_type": self.media_type, "source": self.source}
         return {
             "documents": self.n_documents,
             "bytes": self.n_bytes,
@@ -203,6 +222,81 @@ def fixture_markdown(root: Path = FIXTURES) -> Corpus:
         documents=docs,
         source=f"*.md files under {root.name}/ (UTF-8 text only)",
     )
+
+
+_MARKDOWN_NAME = re.compile(r"\.(md|markdown)(\.gz)?$")
+
+
+def _fetch_deb(package: str, cache: Path) -> Path:
+    """The unpacked tree of ``package`` under ``cache``, fetched and unpacked on first use.
+
+    ``apt-get download`` needs no root; the ``.deb`` goes to a temporary directory and only
+    the unpacked tree (named after the package file, so a new version unpacks anew) is kept.
+    """
+    done = sorted(cache.glob(f"{package}_*/.unpacked"))
+    if done:
+        return done[-1].parent
+    with tempfile.TemporaryDirectory(prefix="kebab-bench-deb-") as tmp:
+        subprocess.run(
+            ["apt-get", "download", package],
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        debs = sorted(Path(tmp).glob(f"{package}_*.deb"))
+        if not debs:
+            raise FileNotFoundError(f"apt-get download {package} left no .deb file")
+        target = cache / debs[-1].name.removesuffix(".deb")
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        subprocess.run(
+            ["dpkg-deb", "-x", str(debs[-1]), str(target)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        (target / ".unpacked").write_text(package + "\n", encoding="utf-8")
+        return target
+
+
+def debian_markdown(packages: Iterable[str] = DEBIAN_DOC_PACKAGES, cache: Path = CACHE) -> Corpus:
+    """Markdown files (``*.md``, ``*.markdown``, gzipped or not) shipped in Debian ``packages``.
+
+    Fetched with ``apt-get download`` and ``dpkg-deb -x`` into ``cache`` on first use,
+    then read from there. UTF-8 text only, deduplicated by content, in path order (paths
+    start with the unpacked package's name, which carries its version). When apt or dpkg
+    is missing or a download fails, the corpus is empty and :attr:`Corpus.absent` says why.
+    """
+    name, media = "debian-docs", "text/markdown"
+    packages = tuple(packages)
+    source = "Markdown documentation of the Debian packages " + ", ".join(packages)
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        return Corpus(name, media, (), source, absent="apt-get or dpkg-deb is not installed")
+    files: list[tuple[str, bytes]] = []
+    try:
+        for package in packages:
+            root = _fetch_deb(package, cache)
+            for path in root.rglob("*"):
+                if path.is_file() and _MARKDOWN_NAME.search(path.name):
+                    raw = path.read_bytes()
+                    if path.name.endswith(".gz"):
+                        raw = gzip.decompress(raw)
+                    rel = f"{root.name}/{path.relative_to(root).as_posix()}".removesuffix(".gz")
+                    files.append((rel, raw))
+    except (OSError, subprocess.SubprocessError) as exc:
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        return Corpus(name, media, (), source, absent=reason)
+    seen: set[bytes] = set()
+    docs = []
+    for rel, raw in sorted(files):
+        digest = hashlib.sha256(raw).digest()
+        if digest in seen or not _is_text(raw):
+            continue
+        seen.add(digest)
+        docs.append(Document(rel, raw))
+    return Corpus(name, media, tuple(docs), source)
 
 
 def fixture_pdfs(root: Path = FIXTURES, generated_pages: int = 0) -> Corpus:

@@ -141,7 +141,9 @@ class _SpillFn(beam.DoFn):
         self._size = 0
 
     def process(self, chunk: Chunk) -> Iterator[_Spill]:
-        entry = make_entry(chunk.chunk_id, encode_chunk(chunk))
+        # Uncompressed: spill rows are read back once, and zstd per row cost more CPU than
+        # the rest of the encoding (the buffer is bounded in bytes all the same).
+        entry = make_entry(chunk.chunk_id, encode_chunk(chunk, compress=False))
         self._buffers[chunk.chunker_version].append(entry)
         self._size += len(entry)
         if self._size >= self._spill_bytes:

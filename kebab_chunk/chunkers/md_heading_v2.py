@@ -45,15 +45,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from kebab_chunk.chunkers._separators import (
+    TOKEN_LEVELS,
     is_exact,
     join_gap,
     line_break_ends,
     newline_style,
+    separator_starts,
     sub_line_span,
 )
-from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
+from kebab_chunk.chunkers._token_split import split_pieces
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
@@ -74,6 +77,16 @@ __all__ = ["MdHeadingV2Chunker", "budget_of"]
 VERSION = "md-heading-v2"
 _FIRST_WORD = re.compile(r"\s*\S+")
 _MEDIA = (ImageRefBlock, AudioRefBlock)
+#: Tokenizers whose count of any slice of a text is at most the count of the whole text
+#: (``ceil(utf8 bytes / 3)`` and characters), so a run that fits is one piece.
+_MONOTONE = frozenset({"bytes-3", "chars"})
+_SPACE = re.compile(r"\s+")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    """``pos`` moved past any whitespace (the cut search's start of a piece)."""
+    match = _SPACE.match(text, pos)
+    return match.end() if match else pos
 
 
 def budget_of(policy: ChunkPolicy, tokenizer: Tokenizer) -> int:
@@ -138,6 +151,7 @@ class _Run:
         self.count = count
         self.budget = budget
         self.overlap = min(policy.overlap_tokens, max(0, budget - 1))
+        self.monotone = policy.tokenizer in _MONOTONE
         self.style = newline_style(doc.blocks)
         self.out: list[Chunk] = []
 
@@ -222,11 +236,26 @@ class _Run:
             self._emit_piece(text, members, start, end, tokens)
 
     def _pieces(self, text: str, members: Sequence[_Member]) -> list[tuple[int, int, int]]:
-        """``(start, end, tokens)`` pieces of a run's text (see the module docstring)."""
+        """``(start, end, tokens)`` pieces of a run's text (see the module docstring).
+
+        A run that fits the budget as a whole is one piece. For a tokenizer whose count of
+        a slice never exceeds the count of the whole text (``_MONOTONE``), that piece is
+        known without the cut search: the search would accept every candidate end and
+        take the last one, the text minus its leading and trailing whitespace. This skips
+        finding every separator of the run (most runs fit), with the same result.
+        """
+        if self.monotone:
+            total = self.count(text)
+            if total <= self.budget:
+                start = _skip_space(text, 0)
+                end = len(text.rstrip())
+                if start == 0 and end == len(text):
+                    return [(0, end, total)]
+                return [(start, end, self.count(text[start:end]))]
         blocks = self.doc.blocks
         starts = [m.offset for m in members[1:]]
-        levels = cut_levels(text, "prose", starts)
         # Glue leading headings to the first word of the content below them.
+        glue: int | None = None
         glue_end = 0
         lead = 0
         while lead < len(members) and blocks[members[lead].index].kind == "heading":
@@ -238,7 +267,8 @@ class _Run:
             # Only when the headings and the first word fit: else a lone heading beats a
             # cut inside that word.
             if self.count(text[:word_end]) <= self.budget:
-                levels = [[c for c in cuts if c <= 0 or c > glue_end] for cuts in levels]
+                glue = glue_end
+        levels = _LazyLevels(text, starts, glue)
 
         def measure(start: int, end: int) -> int:
             return self.count(text[start:end])
@@ -323,6 +353,62 @@ class _Run:
                 token_estimate=self.count(text) if tokens is None else tokens,
             )
         )
+
+
+class _LazyLevels(Sequence[list[int]]):
+    """``_token_split.cut_levels(text, "prose", structural)``, each level computed when
+    first asked for, and merged with sets instead of ``heapq.merge`` (a Python step per
+    cut and level).
+
+    The cut search tries the levels cleanest first and stops at the first one that has a
+    fitting piece, so the dense levels (every sentence end, every whitespace run) are
+    rarely needed; finding their separators was most of the time of cutting a long run.
+    Every level, once computed, is the list ``cut_levels`` gives (without the cuts
+    in ``(0, glue_end]`` when ``glue_end`` is given, as the heading glue requires), so the
+    search sees exactly the same candidates.
+    """
+
+    def __init__(self, text: str, structural: Sequence[int], glue_end: int | None) -> None:
+        self._text = text
+        self._raw: list[Sequence[int] | None] = [structural] if structural else []
+        self._raw.extend([None] * len(TOKEN_LEVELS["prose"]))
+        self._offset = len(self._raw) - len(TOKEN_LEVELS["prose"])
+        self._merged: set[int] = set()
+        self._levels: list[list[int]] = []
+        self._glue_end = glue_end
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> list[int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[list[int]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[int] | Sequence[list[int]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        text, n = self._text, len(self._text)
+        while len(self._levels) <= index:
+            i = len(self._levels)
+            cuts = self._raw[i]
+            if cuts is None:
+                cuts = separator_starts(TOKEN_LEVELS["prose"][i - self._offset], text)
+            self._merged.update(cuts)  # every cut is an offset into the text: 0 <= cut <= n
+            self._merged.discard(0)
+            self._merged.discard(n)
+            level = sorted(self._merged)
+            level.append(n)
+            glue = self._glue_end
+            if glue is not None:
+                level = [c for c in level if c <= 0 or c > glue]
+            self._levels.append(level)
+        return self._levels[index]
 
 
 def _sub_span(block: Block, start: int, end: int) -> SourceSpan:

@@ -113,9 +113,7 @@ def block_id(doc: str, kind: str, text: str, occurrence: int) -> str:
     """
     if type(occurrence) is int and -_SAFE_INT < occurrence < _SAFE_INT:
         try:
-            json_text = (
-                f'["block",{_json_str(doc)},{_json_str(kind)},{_json_str(text)},{occurrence}]'
-            )
+            json_text = f"{_block_prefix(doc, kind)}{_json_str(text)},{occurrence}]"
         except TypeError:  # not a str: canon() decides
             pass
         else:
@@ -123,6 +121,23 @@ def block_id(doc: str, kind: str, text: str, occurrence: int) -> str:
             if data is not None:
                 return _blake3(data).hexdigest()[:32]
     return h(["block", doc, kind, text, occurrence])[:32]
+
+
+_PREFIXES: dict[tuple[str, str], str] = {}
+_MAX_PREFIXES = 64
+
+
+def _block_prefix(doc: str, kind: str) -> str:
+    """``'["block",<doc>,<kind>,'``: the JSON every block id of one document and kind starts
+    with, escaped once per (document, kind) instead of once per block (a few documents'
+    worth are kept; the cache is emptied when full). Raises TypeError for non-strings."""
+    key = (doc, kind)
+    prefix = _PREFIXES.get(key)
+    if prefix is None:
+        if len(_PREFIXES) >= _MAX_PREFIXES:
+            _PREFIXES.clear()
+        prefix = _PREFIXES[key] = f'["block",{_json_str(doc)},{_json_str(kind)},'
+    return prefix
 
 
 def policy_hash_of(policy_json: dict[str, Any]) -> str:

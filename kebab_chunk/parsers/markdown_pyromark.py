@@ -33,7 +33,7 @@ from kebab_chunk.model.blocks import CodeBlock, ListBlock, ParagraphBlock, Table
 from kebab_chunk.model.spans import LineSpan, line_span
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
 from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownParserBase, MarkdownSource, media_ref
-from kebab_chunk.parsers._source import BLANK_CHARS, LineCounter
+from kebab_chunk.parsers._source import BLANK_CHARS
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "PyromarkMarkdownParser"]
 
@@ -110,6 +110,26 @@ def _scan(body: str, assembler: Assembler) -> tuple[list[_Record], int]:
     rows: list[list[tuple[int, int]]] = []
     limits, source_uri = assembler.limits, assembler.source_uri
     for event, where in _MARKDOWN.events_with_range(body):
+        if depth and mode == _PLAIN:
+            # Inside a paragraph, code block, HTML block or block quote (most events): only
+            # the nesting depth matters, until the top-level block's own End.
+            if event.__class__ is not dict:
+                continue
+            if "Start" in event:
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+                continue
+            if "End" not in event:
+                continue
+            depth -= 1
+            if depth:
+                continue
+            records.append((kind, start, where["end"], details))
+            if not len(records) & _TIME_CHECK_MASK:
+                check_block_count(len(records), limits, source_uri)
+                assembler.check_time()
+            continue
         if event.__class__ is not dict:
             # SoftBreak / HardBreak (inline) or Rule (a thematic break: no block)
             if mode == _HEADING:
@@ -234,20 +254,21 @@ class _Builder:
         self.view = source.view
         self.chars = offsets
         self.assembler = assembler
-        self.lines = LineCounter(source.view)
 
     def build(self, records: list[_Record]) -> None:
         """Add the blocks of the scanned records, in order (blank ones are dropped).
 
         The loop is the parser's hot path, so the per-block helpers are inlined: the line
         start is found with one ``rfind`` on the newline view, line numbers are counted
-        on from the previous block (records come in document order, see ``LineCounter``),
-        and a plain paragraph is made and appended without a call to the assembler.
+        on from the previous block (records come in document order; the walk of
+        ``_source.LineCounter``, inlined), and a plain paragraph is made and appended
+        without a call to the assembler.
         """
         chars, source, view = self.chars, self.text, self.view
         assembler = self.assembler
         next_id, append = assembler.ids.next, assembler.blocks.append
-        line_of = self.lines.line_of
+        count = view.count
+        at, line = 0, 1  # LineCounter's walk, inlined: line holds the line of offset at
         for kind, byte_start, byte_end, details in records:
             pos = chars(byte_start)
             start = view.rfind("\n", 0, pos) + 1
@@ -257,7 +278,14 @@ class _Builder:
             if not text:
                 continue
             end = start + len(text)
-            span = line_span(line_of(start), line_of(end - 1), start, end)
+            if start >= at:
+                line += count("\n", at, start)
+            else:
+                line -= count("\n", start, at)
+            first_line = line
+            line += count("\n", start, end - 1)  # end - 1 >= start: text is not empty
+            at = end - 1
+            span = line_span(first_line, line, start, end)
             if kind != "paragraph":
                 self._block(kind, start, text, span, details)
                 continue
