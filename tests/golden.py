@@ -59,7 +59,12 @@ def assert_golden(label: str, name: str, data: Any) -> None:
 
 #: Chunker goldens pin the parser too, so changing a media type's default parser can never
 #: move a chunker label's snapshot (the parser's own goldens pin each parser version).
-GOLDEN_PARSER_VERSIONS = {"text/markdown": "md-mistune-v1"}
+GOLDEN_PARSER_VERSIONS = {
+    "text/markdown": "md-mistune-v1",
+    "application/pdf": "pdf-text-v1",
+    "text/html": "html-v1",
+    "application/vnd.docling+json": "docling-json-v1",
+}
 
 
 def parse_for_golden(raw: bytes, uri: str) -> Any:

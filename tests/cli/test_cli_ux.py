@@ -185,8 +185,11 @@ def test_run_warns_when_only_some_labels_ignore_the_tokenizer(
     from kebab_chunk.cli.run import parse_args
 
     argv = ["--input", str(ROOT / "fixtures" / "corpus"), "--output", str(tmp_path / "out")]
-    config, _ = parse_args([*argv, "--tokenizer", "cl100k_base"])  # default labels
+    config, _ = parse_args([*argv, "--tokenizer", "cl100k_base"])  # default labels: all count
     assert config.policy.tokenizer == "tiktoken:cl100k_base"
+    assert capsys.readouterr().err == ""
+    labels = ["--chunkers", "md-heading-v1,pdf-page-v1,hybrid-v1"]
+    parse_args([*argv, *labels, "--tokenizer", "cl100k_base"])
     err = capsys.readouterr().err.strip()
     assert err.startswith("kebab-chunk run: warning: --tokenizer tiktoken:cl100k_base"), err
     assert "md-heading-v1, pdf-page-v1" in err and "hybrid-v1" not in err

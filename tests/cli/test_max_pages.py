@@ -16,13 +16,16 @@ import pytest
 from kebab_chunk.cli import main
 from kebab_chunk.parsers.base import DEFAULT_LIMITS
 
+#: A different line per page: a line repeated on most pages is a running footer to pdf-text-v2.
+TOPICS = ("install", "configure", "schedule", "monitor", "upgrade")
+
 
 def _pdf_with_text(pages: int) -> bytes:
     pdf = fpdf.FPDF()
     pdf.set_font("helvetica", size=12)
     for number in range(1, pages + 1):
         pdf.add_page()
-        pdf.cell(text=f"Page {number} of the manual.")
+        pdf.cell(text=f"Page {number} of the manual: {TOPICS[number - 1]}.")
     return bytes(pdf.output())
 
 
@@ -73,7 +76,9 @@ def test_a_small_max_pages_refuses_the_pdf_naming_the_option(
 def test_parse_within_max_pages_works(five_pages: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", str(five_pages), "--max-pages", "10"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [b["text"] for b in doc["blocks"]] == [f"Page {n} of the manual." for n in range(1, 6)]
+    assert [b["text"] for b in doc["blocks"]] == [
+        f"Page {n} of the manual: {topic}." for n, topic in enumerate(TOPICS, 1)
+    ]
 
 
 def test_chunk_within_max_pages_works(five_pages: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -98,7 +103,9 @@ def test_a_raised_max_pages_reads_a_pdf_over_2000_pages(
     assert main([command, str(over_default), *extra, "--max-pages", "3000"]) == 0
     out, err = capsys.readouterr()
     if command == "parse":
-        assert len(json.loads(out)["blocks"]) == DEFAULT_LIMITS.max_pages + 1
+        doc = json.loads(out)  # blank pages give no block, one warning each, and are counted
+        assert doc["metadata"]["page_count"] == DEFAULT_LIMITS.max_pages + 1
+        assert len(doc["warnings"]) == DEFAULT_LIMITS.max_pages + 1
     assert "max-pages" not in err
 
 

@@ -35,6 +35,8 @@ from kebab_chunk.runtime.reuse import (
 from tests.beam.helpers import records
 
 POLICY = ChunkPolicy()
+MD = DEFAULT_LABELS_BY_MEDIA_TYPE["text/markdown"][0]
+PDF = DEFAULT_LABELS_BY_MEDIA_TYPE["application/pdf"][0]
 URI = "guide.md"
 RAW = b"# Guide\n\nFirst paragraph.\n\n## Part\n\nSecond paragraph.\n"
 
@@ -45,7 +47,7 @@ def _previous(
     return PreviousRun(
         output="/prev",
         policy_hash=policy.policy_hash,
-        labels=("md-heading-v1", "pdf-page-v1"),
+        labels=(MD, PDF),
         requested=requested,
         defaults_by_media_type=tuple(sorted(DEFAULT_LABELS_BY_MEDIA_TYPE.items())),
     )
@@ -54,9 +56,7 @@ def _previous(
 MARKDOWN_PARSER = DEFAULT_PARSER_VERSIONS["text/markdown"]
 
 
-def _records(
-    raw: bytes = RAW, label: str = "md-heading-v1", parser_version: str | None = None
-) -> list[Chunk]:
+def _records(raw: bytes = RAW, label: str = MD, parser_version: str | None = None) -> list[Chunk]:
     doc = parse_document(raw, URI, parser_version=parser_version)
     return records(label, doc, POLICY)
 
@@ -89,7 +89,7 @@ def _decide(
     chunks = list(chunks)
     if facts is _FROM_RECORDS:
         facts = _previous_facts(raw, chunks)
-    run_labels = {"md-heading-v1", *(labels or ())}
+    run_labels = {MD, *(labels or ())}
     seen = [
         (
             c.chunker_version if c.chunker_version in run_labels else None,
@@ -122,7 +122,7 @@ def test_unchanged_document_is_carried_forward_without_parsing() -> None:
     assert sorted(carried, key=lambda c: c.position) == records
     [outcome] = outcomes
     assert outcome.parser_version == records[0].parser_version
-    assert outcome.chunks_by_label == (("md-heading-v1", len(records)),)
+    assert outcome.chunks_by_label == ((MD, len(records)),)
 
 
 def test_a_reused_document_gets_the_facts_of_its_previous_documents_row() -> None:
@@ -131,7 +131,7 @@ def test_a_reused_document_gets_the_facts_of_its_previous_documents_row() -> Non
     raw = b"---\ntitle: Guide\n---\n# Guide\n\nFirst paragraph \xff.\n"
     doc = parse_document(raw, URI)
     assert doc.warnings and doc.title == "Guide"
-    made = records("md-heading-v1", doc, POLICY)
+    made = records(MD, doc, POLICY)
     decisions, _, _, [outcome] = _decide(raw=raw, chunks=made)
     assert decisions == [REUSED]
     assert outcome.facts == DocumentFacts.of(doc)
@@ -164,7 +164,7 @@ def test_without_a_matching_documents_row_the_document_is_parsed_again(
         ),
         (
             "label the previous run did not apply",
-            {"chunks": _records(), "labels": ("md-heading-v1", "hybrid-v1")},
+            {"chunks": _records(), "labels": (MD, "hybrid-v1")},
         ),
         (
             "only records of another label",
@@ -215,9 +215,8 @@ def test_a_large_document_is_carried_in_bounded_groups() -> None:
     assert decisions == [REUSED] and sorted(carried, key=lambda c: c.position) == records
     fingerprint = (records[0].content_hash, records[0].parser_version, POLICY.policy_hash)
     summary = Summary.merge(
-        Summary.of([("md-heading-v1", fingerprint, c.position) for c in records[start::3]])
-        for start in range(3)
+        Summary.of([(MD, fingerprint, c.position) for c in records[start::3]]) for start in range(3)
     )
     groups = Counter(carry_key(c) for c in records)
-    assert set(groups) == set(carry_keys(doc_id(URI), summary, ["md-heading-v1"]))
+    assert set(groups) == set(carry_keys(doc_id(URI), summary, [MD]))
     assert len(groups) == 3 and max(groups.values()) <= CARRY_BUCKET

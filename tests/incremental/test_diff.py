@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
 from kebab_chunk.cli.exits import EXIT_CHANGED, EXIT_USAGE
 from kebab_chunk.output.diff import compare_label, diff_outputs
@@ -42,13 +43,13 @@ def test_diff_reports_exactly_the_changed_document(
     status, out, _ = _diff_cli(capsys, str(old), str(new), "--json", "--fail-if-changed")
     assert status == EXIT_CHANGED
     report = json.loads(out)
-    md = report["labels"]["md-heading-v1"]
+    md = report["labels"][DEFAULT_LABELS_BY_MEDIA_TYPE["text/markdown"][0]]
     assert md["added_ids"] == added and md["removed_ids"] == removed
     assert md["unchanged"] == len(set(before) & set(after)) and md["modified"] == 0
     assert md["affected_sources"] == [CHANGED] and md["documents_affected"] == 1
     assert md["reembed_tokens"] == sum(after[i].token_estimate for i in added)
     assert md["unchanged"] / len(before) >= 0.95
-    assert report["labels"]["pdf-page-v1"]["added"] == 0 and report["changed"] is True
+    assert report["labels"]["pdf-page-v2"]["added"] == 0 and report["changed"] is True
 
     status, out, _ = _diff_cli(capsys, str(old), str(new))
     assert status == 0
@@ -68,18 +69,18 @@ def test_identical_outputs_pass_the_ci_gate(runs: Runs, capsys: pytest.CaptureFi
 @pytest.mark.slow
 def test_a_label_in_one_output_only_is_all_added_or_all_removed(runs: Runs) -> None:
     hybrid_only, both = runs["select_v2"].output, runs["labels_v2"].output
-    md = [c for c in output_chunks(both) if c.chunker_version == "md-heading-v1"]
+    md = [c for c in output_chunks(both) if c.chunker_version == "md-heading-v2"]
     assert md
     added = {d.label: d for d in diff_outputs(str(hybrid_only), str(both)).labels}
-    assert added["md-heading-v1"].status == "only_new"
-    assert added["md-heading-v1"].added == len(md) and not added["md-heading-v1"].removed
-    assert added["md-heading-v1"].reembed_tokens == sum(c.token_estimate for c in md)
-    assert added["md-heading-v1"].documents_affected == len({c.source_uri for c in md})
+    assert added["md-heading-v2"].status == "only_new"
+    assert added["md-heading-v2"].added == len(md) and not added["md-heading-v2"].removed
+    assert added["md-heading-v2"].reembed_tokens == sum(c.token_estimate for c in md)
+    assert added["md-heading-v2"].documents_affected == len({c.source_uri for c in md})
     assert not added["hybrid-v1"].changed
     removed = {d.label: d for d in diff_outputs(str(both), str(hybrid_only)).labels}
-    assert removed["md-heading-v1"].status == "only_old"
-    assert removed["md-heading-v1"].removed == len(md) and not removed["md-heading-v1"].added
-    assert removed["md-heading-v1"].reembed_tokens == 0
+    assert removed["md-heading-v2"].status == "only_old"
+    assert removed["md-heading-v2"].removed == len(md) and not removed["md-heading-v2"].added
+    assert removed["md-heading-v2"].reembed_tokens == 0
 
 
 def _row(text: str, position: int, tokens: int = 3) -> dict[str, Any]:

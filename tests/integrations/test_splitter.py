@@ -105,23 +105,23 @@ def parsed_as(
 def test_the_media_type_comes_from_metadata_the_name_or_the_splitter() -> None:
     html = _text("web/article.html")
 
-    assert parsed_as(html, {"source": "page.html"}) == {("html-v1", "hybrid-v1")}
+    assert parsed_as(html, {"source": "page.html"}) == {("html-v2", "hybrid-v2")}
     assert parsed_as(html, {"source": "page", "media_type": "text/html"}) == {
-        ("html-v1", "hybrid-v1")
+        ("html-v2", "hybrid-v2")
     }
     # LlamaIndex readers' keys work too.
-    assert parsed_as(html, {"file_path": "/data/page.htm"}) == {("html-v1", "hybrid-v1")}
+    assert parsed_as(html, {"file_path": "/data/page.htm"}) == {("html-v2", "hybrid-v2")}
     # A loader's extracted PDF text is plain text; unknown names are Markdown.
     assert parsed_as("Page one text.\n", {"source": "scan.pdf", "page": "3"}) == {
-        ("text-plain-v1", "md-heading-v1")
+        ("text-plain-v1", "md-heading-v2")
     }
     assert parsed_as("# Title\n\nBody.\n", {"source": "notes.rst"}) == {
-        ("md-pyromark-v1", "md-heading-v1")
+        ("md-pyromark-v1", "md-heading-v2")
     }
     forced = KebabTextSplitter(media_type="text/plain", parser_version="text-plain-v1")
-    assert parsed_as(html, {"source": "page.html"}, forced) == {("text-plain-v1", "md-heading-v1")}
+    assert parsed_as(html, {"source": "page.html"}, forced) == {("text-plain-v1", "md-heading-v2")}
     mistune = KebabTextSplitter(parser_version="md-mistune-v1")
-    assert parsed_as(MARKDOWN, {}, mistune) == {("md-mistune-v1", "md-heading-v1")}
+    assert parsed_as(MARKDOWN, {}, mistune) == {("md-mistune-v1", "md-heading-v2")}
 
 
 def test_flat_metadata_and_contextualized_text() -> None:

@@ -14,7 +14,7 @@ from kebab_chunk.model import SPAN_ADAPTER, CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.docling_json import MEDIA_TYPE, DoclingJsonParser
-from kebab_chunk.parsers.registry import detect_media_type, parse_document
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, detect_media_type, parse_document
 from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "docling"
@@ -225,4 +225,4 @@ def test_registry_detects_the_double_extension() -> None:
     assert detect_media_type("converted/REPORT.DOCLING.JSON") == MEDIA_TYPE
     assert detect_media_type("data/other.json") == "application/json"
     doc = parse_document((FIXTURES / "report.docling.json").read_bytes(), "c/report.docling.json")
-    assert doc.parser_version == "docling-json-v1"
+    assert doc.parser_version == DEFAULT_PARSER_VERSIONS[MEDIA_TYPE] == "docling-json-v2"

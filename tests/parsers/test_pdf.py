@@ -138,8 +138,10 @@ def test_parsing_is_repeatable() -> None:
     assert parse("three-page-en.pdf") == parse("three-page-en.pdf")
 
 
-def test_registry_routes_pdf_bytes_to_this_parser() -> None:
-    doc = parse_document(fixture_bytes("three-page-en.pdf"), "pdf/three-page-en.pdf")
+def test_registry_routes_pdf_bytes_to_this_parser_by_version() -> None:
+    doc = parse_document(
+        fixture_bytes("three-page-en.pdf"), "pdf/three-page-en.pdf", parser_version="pdf-text-v1"
+    )
     assert doc.parser_version == "pdf-text-v1"
     assert doc == parse("three-page-en.pdf")
 

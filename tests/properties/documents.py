@@ -41,7 +41,7 @@ class Generated:
     raw: bytes
     doc: CanonicalDocument
     source: str | None
-    pages: tuple[str, ...] | None  # PDF: the text of each page, as the parser extracted it
+    pages: tuple[str, ...] | None  # PDF: the whole extracted text of each page
 
     def reparse(self) -> CanonicalDocument:
         """The same bytes parsed again (a DOCX re-rendered would carry a new timestamp)."""
@@ -205,5 +205,11 @@ def render(fmt: str, ps: list[Part]) -> Generated:
     raw = make(ps)
     doc = parse_document(raw, uri)
     source = decode_text(raw, uri)[0] if fmt not in ("docx", "pdf") else None
-    pages = tuple(b.text for b in doc.blocks) if fmt == "pdf" else None
+    # pdf-text-v1 makes one block per page holding the page's whole extracted text; the
+    # default parser may trim a page or split it at headings, so pages come from v1.
+    pages = (
+        tuple(b.text for b in parse_document(raw, uri, parser_version="pdf-text-v1").blocks)
+        if fmt == "pdf"
+        else None
+    )
     return Generated(fmt, raw, doc, source, pages)

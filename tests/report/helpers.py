@@ -143,8 +143,9 @@ def make_doc(uri: str, n_blocks: int = 1, media_type: str = "text/markdown") -> 
 def chunks_with_tokens(
     doc: CanonicalDocument, label: str, tokens: Sequence[int], policy: ChunkPolicy
 ) -> list[Chunk]:
-    """One chunk per token value (stated, not estimated), distinct ids via distinct blocks."""
-    return [
+    """One chunk per token value (stated, not estimated), distinct ids via distinct blocks,
+    with the embed fields the pipeline fills in (the text, and its stated tokens)."""
+    made = [
         make_chunk(
             doc,
             chunker_version=label,
@@ -156,6 +157,9 @@ def chunks_with_tokens(
             token_estimate=t,
         )
         for i, t in enumerate(tokens)
+    ]
+    return [
+        c.model_copy(update={"embed_text": c.text, "embed_tokens": c.token_estimate}) for c in made
     ]
 
 
