@@ -41,7 +41,8 @@ def _chunker_output(data: Any) -> Any:
 def assert_golden(label: str, name: str, data: Any) -> None:
     """Compare ``data`` (JSON-serialisable) with the stored snapshot ``label/name``."""
     path = GOLDEN_DIR / label / f"{name}.json"
-    rendered = json.dumps(_chunker_output(data), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    snapshot = _chunker_output(data)
+    rendered = json.dumps(snapshot, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     if updating():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(rendered, encoding="utf-8")
