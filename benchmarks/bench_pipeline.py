@@ -32,6 +32,14 @@ core for each, since the helper parses while the worker reads and writes).
   on ``cl100k_base``, large enough that chunking, not the runners' fixed start-up,
   dominates), target >= 1.6. Both runners' start-up is also measured (the same job over
   10 of those documents) and ``steady_state_speedup`` is the speed-up without it.
+
+Opt-in, never in the default or ``--quick`` run nor in tests: the same corpus on a local Flink
+cluster with 1 TaskManager (1 slot), through ``benchmarks/scale.py``'s cluster and sampling
+(``python -m benchmarks.bench_pipeline --flink``, or ``KEBAB_BENCH_FLINK=1`` with
+``python -m benchmarks --only pipeline``). ``flink_1tm.vs_plain_loop`` gives wall-clock (total
+and steady, i.e. without the start-up job as scale.py defines it) and CPU ratios (TaskManager
+JVM + SDK worker + parse helper, from /proc) to the plain loop, per TaskManager slot. Full runs
+go to ``results/history/pipeline-flink-<date>.json``.
 """
 
 from __future__ import annotations
@@ -385,6 +393,8 @@ def run(quick: bool) -> dict[str, Any]:
             },
             "multi_processing_speedup": _heavy_speedup(Path(tmp), quick),
         }
+        if flink_enabled():  # opt-in only: a Flink cluster needs Java and the engine venv
+            figures["flink_1tm"] = _flink_vs_plain(Path(tmp), root, docs, plain)
         if not quick:
             isolated, inline = _parse_only(root, True), _parse_only(root, False)
             figures["parse_isolation"] = {
@@ -394,3 +404,151 @@ def run(quick: bool) -> dict[str, Any]:
             }
             figures["history file"] = str(save_history("pipeline", figures))
         return figures
+
+
+# --- opt-in: the same corpus on a local Flink cluster ----------------------------------------
+
+#: Set to ``1`` to add the Flink case to ``run()`` (``python -m benchmarks --only pipeline``);
+#: or run ``python -m benchmarks.bench_pipeline --flink``. Never on by default.
+FLINK_ENV = "KEBAB_BENCH_FLINK"
+FLINK_TASKMANAGERS = 1  # one TaskManager with one slot: the ratio is per slot (per core)
+
+
+def flink_enabled() -> bool:
+    """Whether the opt-in Flink case was asked for (environment variable ``KEBAB_BENCH_FLINK``)."""
+    return os.environ.get(FLINK_ENV, "") == "1"
+
+
+def _load() -> dict[str, float]:
+    one, five, _ = os.getloadavg()
+    return {"load_1min": one, "load_5min": five}
+
+
+def _flink_vs_plain(tmp: Path, root: Path, docs: int, plain: dict[str, Any]) -> dict[str, Any]:
+    """The job on a 1-TaskManager (1-slot) Flink cluster against the plain loop.
+
+    Reuses ``benchmarks/scale.py`` as is: its cluster setting (``_flink``), its sampled
+    ``kebab-chunk run`` in the Beam engine venv (``run_job``: CPU per process tree and role
+    from /proc every 0.5 s) and its figures (``_figures``: steady = the N-document job minus
+    a job over the first ``scale.STARTUP_DOCS`` documents, run after it on the warm cluster).
+    CPU ratios count the TaskManager tree (JVM, ``boot``, SDK worker, parse/chunk helper):
+    the launcher, the Beam job server and the JobManager are reported beside them.
+    """
+    from benchmarks import scale
+    from tests.engines import provision
+
+    beam_bin = provision.beam_env()
+    tiny = tmp / "flink-startup-corpus"
+    tiny.mkdir()
+    _write_corpus(tiny, scale.STARTUP_DOCS)  # the same seed: the corpus's first documents
+    outs, logs = tmp / "flink-out", tmp / "flink-logs"
+    outs.mkdir()
+    logs.mkdir()
+    load_before = _load()
+    with scale._flink(tmp / "flink-1tm", beam_bin, FLINK_TASKMANAGERS, scale.TM_MEMORY) as s:
+
+        def job(src: Path, label: str) -> dict[str, Any]:
+            return scale.run_job(
+                beam_bin, src, outs / label, s.args, s.env, s.roots, logs / f"{label}.log"
+            )
+
+        first = job(tiny, "first")  # a cold cluster; fails fast
+        busy = _busy_cpu_seconds()
+        main = job(root, "main")
+        after = _busy_cpu_seconds()
+        startup = job(tiny, "startup")
+        setting = s
+    fig = scale._figures(setting, main, startup, docs, scale.STARTUP_DOCS)
+    fig["startup"]["first_job_wall_s"] = first["wall_s"]
+    slots = setting.parallelism
+    tm = "tm-1"
+    roles = main["sampled_cpu_s_by_role"][tm]
+    roles0 = startup["sampled_cpu_s_by_role"][tm]
+    tm_cpu = main["cpu_s_by_tree"][tm]
+    tm_cpu_startup = startup["cpu_s_by_tree"][tm]
+    extra = docs - scale.STARTUP_DOCS
+    plain_cpu, plain_s = plain["cpu_seconds"], plain["seconds"]
+    plain_cpu_extra = plain_cpu * extra / docs  # the loop's CPU for the same documents
+    busiest = max(roles.get(r, 0.0) for r in ("root", "sdk_worker", "helper"))
+    busiest_steady = max(
+        roles.get(r, 0.0) - roles0.get(r, 0.0) for r in ("root", "sdk_worker", "helper")
+    )
+    steady_wall = main["wall_s"] - startup["wall_s"]
+    machine_cores = None if busy is None or after is None else (after - busy) / main["wall_s"]
+    fig["vs_plain_loop"] = {
+        "slots": slots,
+        "plain_loop_s": plain_s,
+        "plain_loop_cpu_s": plain_cpu,
+        "wall_ratio_per_slot": main["wall_s"] * slots / plain_s,
+        "steady_wall_ratio_per_slot": (
+            steady_wall * slots / (plain_s * extra / docs) if steady_wall > 0 else None
+        ),
+        "taskmanager_cpu_s": tm_cpu,
+        "taskmanager_cpu_s_by_role": roles,
+        "cpu_ratio": tm_cpu / plain_cpu,
+        "steady_cpu_ratio": (tm_cpu - tm_cpu_startup) / plain_cpu_extra,
+        "critical_path_ratio": busiest / plain_cpu,
+        "steady_critical_path_ratio": busiest_steady / plain_cpu_extra,
+        "all_trees_cpu_ratio": main["cpu_s"] / plain_cpu,
+        "note": (
+            "taskmanager = the TaskManager JVM (role root), boot, SDK worker and parse/chunk "
+            "helper; all_trees adds the launcher (kebab-chunk run + Beam's Flink job server "
+            "JVM) and the JobManager; steady subtracts the start-up job "
+            f"({scale.STARTUP_DOCS} documents, warm cluster) and compares with the plain "
+            "loop's share for the remaining documents; critical path = the busiest role"
+        ),
+    }
+    fig["machine_load"] = {
+        "before": load_before,
+        "after": _load(),
+        "machine_busy_cores_during_main_job": machine_cores,
+        "job_busy_cores_during_main_job": main["cpu_s"] / main["wall_s"],
+        "cpus": os.cpu_count(),
+    }
+    return fig
+
+
+def run_flink(n_docs: int = FULL_DOCS) -> dict[str, Any]:
+    """Plain loop and the Flink case only, on the usual corpus; full runs go to history."""
+    logging.getLogger().setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="kebab-bench-flink-") as tmp:
+        root = Path(tmp) / "corpus"
+        root.mkdir()
+        docs, size = _write_corpus(root, n_docs)
+        load = _load()
+        plain: dict[str, Any] = _rate(median_seconds(lambda: _plain_loop(root)), docs, size)
+        plain["cpu_seconds"] = _plain_cpu(root)
+        plain["machine_load_before"] = load
+        figures: dict[str, Any] = {
+            "what": (
+                "the pipeline on a local Flink 1.19 cluster (1 TaskManager x 1 slot, Beam "
+                "2.62.0 engine venv, PROCESS environment) vs a plain in-process loop over the "
+                "same generated documents (bench_pipeline corpus, default labels)"
+            ),
+            "corpus": {"documents": docs, "megabytes": size / 1e6},
+            "plain_loop": plain,
+            "flink_1tm": _flink_vs_plain(Path(tmp), root, docs, plain),
+        }
+        figures["plain_loop_cpu_s_after"] = _plain_cpu(root)  # drift check
+        if n_docs >= FULL_DOCS:
+            figures["history file"] = str(save_history("pipeline-flink", figures))
+        return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.bench_pipeline --flink [--docs N]``: the Flink case alone."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="benchmarks.bench_pipeline")
+    parser.add_argument("--flink", action="store_true", help="run the Flink case (required)")
+    parser.add_argument("--docs", type=int, default=FULL_DOCS, help="documents in the corpus")
+    args = parser.parse_args(argv)
+    if not args.flink:
+        parser.error("pass --flink (the in-memory figures run with python -m benchmarks)")
+    print(json.dumps(run_flink(args.docs), indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
