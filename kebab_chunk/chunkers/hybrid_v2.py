@@ -41,6 +41,7 @@ fit is kept as a chunk with a warning, as in v1). ``iter_chunks`` streams.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -196,17 +197,21 @@ def _cite_parts(
     overlap; a piece that holds only markers or separators cites the empty point where the
     next part starts (or the end of the last)."""
     cited: list[SourceSpan] = []
-    for (lo, hi), span in zip(ranges, spans, strict=True):
+    # ranges are in order and disjoint: none ending before ``start`` can overlap, and the
+    # scan stops at the first starting at or after ``end`` (per piece, not per part, so a
+    # list of n items cut into pieces is not O(n²))
+    first = bisect.bisect_left(ranges, start, key=lambda r: r[1])
+    for index in range(first, len(ranges)):
+        lo, hi = ranges[index]
+        span = spans[index]
         assert isinstance(span, ElementSpan)
+        if lo >= end:
+            return tuple(cited) if cited else (_sub(span, 0, 0),)
         a, b = max(start, lo), min(end, hi)
-        if a < b or (lo == hi and start <= lo < end):
+        if a < b or (lo == hi and start <= lo):
             cited.append(_sub(span, a - lo, b - lo))
     if cited:
         return tuple(cited)
-    for (lo, _), span in zip(ranges, spans, strict=True):
-        if lo >= end:
-            assert isinstance(span, ElementSpan)
-            return (_sub(span, 0, 0),)
     last = spans[-1]
     assert isinstance(last, ElementSpan)
     length = last.char_end - last.char_start
@@ -225,7 +230,9 @@ def _sub(span: ElementSpan, start: int, end: int) -> ElementSpan:
 
 
 def _line_start(text: str, offset: int) -> int:
-    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    newline = text.rfind("\n", 0, offset)
+    # a CR only matters after the last LF; searching before it would scan the whole text
+    return max(newline, text.rfind("\r", newline + 1, offset)) + 1
 
 
 def _item_line_start(text: str, cut: int) -> int:

@@ -42,6 +42,7 @@ when those are smaller.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,6 +155,7 @@ class _Run:
         self.monotone = policy.tokenizer in _MONOTONE
         self.style = newline_style(doc.blocks)
         self.out: list[Chunk] = []
+        self._breaks: dict[int, list[int]] = {}  # block index -> its line break ends
 
     def run(self) -> list[Chunk]:
         """Walk sections; inside a section, runs of exact blocks joined by known gaps."""
@@ -287,6 +289,19 @@ class _Run:
             )
         )
 
+    def _sub_span(self, index: int, start: int, end: int) -> SourceSpan:
+        """The span of ``text[start:end]`` of block ``index`` (its line breaks found once
+        per block, not per piece: a long block cut into n pieces is not O(n²))."""
+        block = self.doc.blocks[index]
+        span = block.spans[0]
+        if start == 0 and end == len(block.text):
+            return span
+        assert isinstance(span, LineSpan)
+        breaks = self._breaks.get(index)
+        if breaks is None:
+            breaks = self._breaks[index] = line_break_ends(block.text)
+        return sub_line_span(span, breaks, start, end)
+
     def _emit_piece(
         self, text: str, members: Sequence[_Member], start: int, end: int, tokens: int
     ) -> None:
@@ -297,18 +312,26 @@ class _Run:
         local_start: int | None = None
         is_slice = False
         last: Block | None = None
-        for member in members:
+        # members are in order: skip those ending before the piece, stop at the first
+        # starting at or after its end (a section of n blocks in n pieces is not O(n²))
+        first = bisect.bisect_left(
+            members, start, key=lambda m: m.offset + len(blocks[m.index].text)
+        )
+        for position in range(first, len(members)):
+            member = members[position]
             block = blocks[member.index]
             lo, hi = member.offset, member.offset + len(block.text)
-            empty_inside = lo == hi and start <= lo < end  # an empty block within the piece
-            if (hi <= start or lo >= end) and not empty_inside:
+            if lo >= end:
+                break
+            empty_inside = lo == hi and start <= lo  # an empty block within the piece
+            if hi <= start and not empty_inside:
                 continue
             a, b = max(start, lo) - lo, min(end, hi) - lo
             if local_start is None:
                 local_start = a
             is_slice = is_slice or a != 0 or b != len(block.text)
             block_ids.append(block.block_id)
-            spans.append(_sub_span(block, a, b))
+            spans.append(self._sub_span(member.index, a, b))
             if block.kind != "heading":
                 paths.append(block.heading_path)
             last = block
@@ -409,11 +432,3 @@ class _LazyLevels(Sequence[list[int]]):
                 level = [c for c in level if c <= 0 or c > glue]
             self._levels.append(level)
         return self._levels[index]
-
-
-def _sub_span(block: Block, start: int, end: int) -> SourceSpan:
-    span = block.spans[0]
-    if start == 0 and end == len(block.text):
-        return span
-    assert isinstance(span, LineSpan)
-    return sub_line_span(span, line_break_ends(block.text), start, end)

@@ -259,8 +259,16 @@ class _Walker:
                 continue
             closing = self._visit(item)
             stack.extend(reversed([*(("item", c.cref) for c in item.children), *closing]))
+        self._join_lists()
         for problem, count in self._problems.items():
             self.warnings.append(f"{count} {problem}")
+
+    def _join_lists(self) -> None:
+        """Each list's text from its lines, once the walk is done (joining after every
+        item would make a long list quadratic)."""
+        for draft in self.drafts:
+            if draft.kind == "list":
+                draft.text = "\n".join(draft.lines)
 
     def _resolve(self, ref: str) -> Item | None:
         parts = ref.split("/")
@@ -380,7 +388,6 @@ class _Walker:
         state.draft.items.append(text)
         state.draft.lines.append(f"{'  ' * level}{marker} {text}")
         state.draft.spans.extend(spans)
-        state.draft.text = "\n".join(state.draft.lines)
 
     def _end_orphan_list(self) -> None:
         if self._list is not None and self._list.depth == 0:

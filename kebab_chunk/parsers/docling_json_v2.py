@@ -118,6 +118,7 @@ class _WalkerV2(_Walker):
             if isinstance(item, _PictureItem):
                 children = self._picture_children(children, visited)
             stack.extend(reversed([*(("item", c) for c in children), *closing]))
+        self._join_lists()
         for problem, count in self._problems.items():
             self.warnings.append(f"{count} {problem}")
 

@@ -41,6 +41,7 @@ from kebab_chunk.errors import EncryptedDocumentError, LimitExceededError, Parse
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers._assemble import Assembler, Draft, check_block_count
+from kebab_chunk.parsers._xml_paths import XPaths
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 
 __all__ = ["MAX_MEMBERS", "MAX_UNCOMPRESSED_BYTES", "MEDIA_TYPE", "PARSER_VERSION", "DocxParser"]
@@ -164,6 +165,7 @@ class _Draft(Draft):
     refs: list[tuple[str, int]]
     lines: list[str] = field(default_factory=list)  # a list's rendered item lines
     counters: list[int] = field(default_factory=list)  # a list's item number per level
+    item_texts: list[str] = field(default_factory=list)  # a list's items, as read
 
 
 @dataclass
@@ -190,7 +192,7 @@ class _Walker:
         self.document = document
         self.source_uri = source_uri
         self.limits = limits
-        self.tree = document.element.getroottree()
+        self.paths = XPaths(document.element.getroottree())
         self.styles = _styles(document)
         self.default_style = _default_paragraph_style(document)
         self.formats = _numbering_formats(document)
@@ -213,6 +215,10 @@ class _Walker:
                 self._table(element)
             elif tag in (_SDT, _SDT_CONTENT, _CUSTOM_XML):
                 pending.extend(reversed(list(element)))
+        for draft in self.drafts:  # a list's text and items built once: per item is O(n²)
+            if draft.kind == "list":
+                draft.text = "\n".join(draft.lines)
+                draft.items = tuple(draft.item_texts)
         skipped = sum(1 for d in self.drafts if d.kind == "image_ref" and not _image_text(d))
         if skipped:
             self.warnings.append(f"{skipped} image(s) without alt text or caption skipped")
@@ -226,7 +232,7 @@ class _Walker:
         name = self.styles[style_id].name.lower() if style_id in self.styles else ""
         if not text and not run.images:
             return run.text_boxes  # empty paragraph: an image's caption may still follow
-        ref = self.tree.getpath(p)
+        ref = self.paths.path(p)
         last_images, self._last_images = self._last_images, []
         if name == "caption" and last_images and not run.images:
             for image in last_images:
@@ -296,9 +302,8 @@ class _Walker:
         counters[level] += 1
         marker = f"{counters[level]}." if ordered else "-"
         last.lines.append(f"{'  ' * level}{marker} {text}")
-        last.items = (*last.items, text)
+        last.item_texts.append(text)
         last.refs.append((ref, len(text)))
-        last.text = "\n".join(last.lines)
 
     def _image(self, doc_pr: Any, alt: str, rel_id: str) -> _Draft:
         src = ""
@@ -307,7 +312,7 @@ class _Walker:
                 src = str(self.document.part.target_ref(rel_id))
             except KeyError:
                 src = ""
-        ref = self.tree.getpath(doc_pr)
+        ref = self.paths.path(doc_pr)
         draft = _Draft("image_ref", alt, refs=[(ref, len(alt))], alt=alt, src=src)
         self._add(draft)
         return draft
@@ -334,7 +339,7 @@ class _Walker:
         if any(any(cell for cell in row) for row in grid):
             text = "\n".join(" | ".join(c.replace("\n", " ") for c in row) for row in grid)
             header, body = (grid[0], grid[1:]) if len(grid) > 1 else ((), grid)
-            ref = self.tree.getpath(tbl)
+            ref = self.paths.path(tbl)
             self._add(
                 _Draft("table", text, refs=[(ref, len(text))], header=header, rows=tuple(body))
             )
