@@ -32,6 +32,15 @@ def _html(n: int) -> tuple[bytes, str]:
     return f"<html><body><h1>List</h1><ul>{items}</ul></body></html>".encode(), "doc.html"
 
 
+def _html_table(n: int) -> tuple[bytes, str]:
+    rows = "".join(f"<tr><td>{i}</td><td>cell {i}</td></tr>" for i in range(n))
+    return f"<table><tr><th>a</th><th>b</th></tr>{rows}</table>".encode(), "doc.html"
+
+
+def _html_sections(n: int) -> tuple[bytes, str]:
+    return "".join(f"<h2>S{i}</h2><p>Text of section {i}.</p>" for i in range(n)).encode(), "d.html"
+
+
 def _csv(n: int) -> tuple[bytes, str]:
     rows = "".join(f"{i},item {i},a note\n" for i in range(n))
     return f"id,name,note\n{rows}".encode(), "d.csv"
@@ -61,6 +70,9 @@ SHAPES: dict[str, Callable[[int], tuple[bytes, str]]] = {
     ),
     "markdown sentences": _markdown("Sentence {i} with a few words. "),
     "html list items": _html,
+    "html table rows": _html_table,
+    "html sections": _html_sections,
+    "text lines": lambda n: ("".join(f"line {i} of text\n" for i in range(n)).encode(), "d.txt"),
     "csv rows": _csv,
     "docx list items": _docx("List Bullet"),
     "docx paragraphs": _docx("Normal"),
