@@ -74,7 +74,7 @@ class PdfPageV2Chunker:
     version = VERSION
     accepts_description = (
         "PDF documents (every block a paragraph or heading with one page span, as "
-        "pdf-text-v1 makes)"
+        "pdf-text-v1 and pdf-text-v2 make)"
     )
     #: Counts with whatever tokenizer the policy names.
     uses_tokenizers: frozenset[str] | None = None

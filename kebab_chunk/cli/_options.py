@@ -14,10 +14,11 @@ import logging
 import sys
 from typing import Any
 
-from kebab_chunk.chunkers.registry import check_tokenizer_use
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, check_tokenizer_use
 from kebab_chunk.errors import LimitExceededError, ParseError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, parser_versions
 from kebab_chunk.report.progress import write_above
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
@@ -29,10 +30,52 @@ __all__ = [
     "check_filesystems",
     "check_tokenizer_use",
     "configure_logging",
+    "default_chunkers_help",
+    "default_parsers_help",
     "limits_from_args",
     "parse_error_sentence",
     "policy_from_args",
 ]
+
+
+#: How help texts name a media type.
+_MEDIA_NAMES = {
+    "text/markdown": "Markdown",
+    "text/plain": "text",
+    "application/pdf": "PDF",
+    "text/html": "HTML",
+    "text/csv": "CSV",
+    "text/tab-separated-values": "TSV",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX",
+    "application/vnd.docling+json": "docling JSON",
+}
+
+
+def _names(media_types: list[str]) -> str:
+    names = [_MEDIA_NAMES.get(m, m) for m in media_types]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def default_chunkers_help() -> str:
+    """The default labels per media type as help text, from the registry itself (so a
+    change of default cannot leave the help behind): ``md-heading-v2 for Markdown and
+    text, ...``."""
+    grouped: dict[str, list[str]] = {}
+    for media_type, labels in DEFAULT_LABELS_BY_MEDIA_TYPE.items():
+        grouped.setdefault(" + ".join(labels), []).append(media_type)
+    return ", ".join(f"{labels} for {_names(types)}" for labels, types in grouped.items())
+
+
+def default_parsers_help() -> str:
+    """The default parser of every media type that has more than one version, as help
+    text (the others have only the one)."""
+    readers = [t for types in parser_versions().values() for t in types]
+    choices = [
+        f"{version} for {_MEDIA_NAMES.get(media_type, media_type)}"
+        for media_type, version in DEFAULT_PARSER_VERSIONS.items()
+        if readers.count(media_type) > 1
+    ]
+    return ", ".join(choices) + "; the only version of every other media type"
 
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -87,14 +130,15 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-merge-peers",
         dest="merge_peers",
         action="store_false",
-        help="hybrid-v1: keep neighbouring pieces with the same headings apart instead of "
-        "merging them while they fit",
+        help="md-heading-v2, hybrid-v1 and hybrid-v2: keep neighbouring pieces apart "
+        "instead of merging them while they fit",
     )
     parser.add_argument(
         "--no-merge-list-items",
         dest="merge_list_items",
         action="store_false",
-        help="hierarchical-v1 and hybrid-v1: one chunk per list item instead of per list",
+        help="hierarchical-v1, hybrid-v1 and hybrid-v2: one chunk per list item instead of "
+        "per list",
     )
 
 
@@ -120,8 +164,7 @@ def add_parsers_argument(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="VERSIONS",
         help="comma-separated parser versions replacing the defaults for the media types "
-        "they read (e.g. md-mistune-v1; default: md-pyromark-v1 for Markdown and the only "
-        "version of every other media type)",
+        f"they read (e.g. md-mistune-v1; default: {default_parsers_help()})",
     )
 
 

@@ -44,6 +44,8 @@ from kebab_chunk.cli._options import (
     check_filesystems,
     check_tokenizer_use,
     configure_logging,
+    default_chunkers_help,
+    default_parsers_help,
     limits_from_args,
 )
 from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
@@ -86,14 +88,13 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--chunkers",
         default=None,
-        help="comma-separated chunker labels (default: md-heading-v1 for Markdown and text, "
-        "pdf-page-v1 for PDF, hybrid-v1 for HTML, CSV, DOCX and docling JSON)",
+        help=f"comma-separated chunker labels (default: {default_chunkers_help()})",
     )
     p.add_argument(
         "--parsers",
         default=None,
         help="comma-separated parser versions to use instead of the defaults for the media "
-        "types they read (e.g. md-mistune-v1; default: md-pyromark-v1 for Markdown)",
+        f"types they read (e.g. md-mistune-v1; default: {default_parsers_help()})",
     )
     defaults = ChunkPolicy()
     p.add_argument(
@@ -117,9 +118,10 @@ def _arg_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tokenizer",
         default=None,
-        help="token counter of token-aware chunkers (hybrid-v1, hierarchical-v1; chars also "
-        "md-header-chars-v1): bytes-3 (default), chars, hf:<name or tokenizer.json>, "
-        "tiktoken:<encoding>; refused when no chosen chunker uses it",
+        help="token counter of the chunkers that count tokens: bytes-3 (default), chars, "
+        "hf:<name or tokenizer.json>, tiktoken:<encoding>; refused when no chosen chunker "
+        "uses it (md-heading-v1 and pdf-page-v1 count bytes-3 only, md-header-chars-v1/v2 "
+        "bytes-3 or chars)",
     )
     p.add_argument(
         "--max-file-bytes",

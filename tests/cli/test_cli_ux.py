@@ -84,6 +84,43 @@ def test_chunk_help_names_the_policy_defaults(capsys: pytest.CaptureFixture[str]
     assert "bytes-3 (default)" in _option_help(text, "--tokenizer")
 
 
+def _unwrapped(text: str) -> str:
+    """Help text with argparse's line wrapping undone (it breaks labels at hyphens)."""
+    return re.sub(r"-\s+", "-", " ".join(text.split()))
+
+
+def test_help_names_the_default_labels_and_parsers_in_force() -> None:
+    """``run --help`` still named the v1 labels after the defaults moved to v2."""
+    from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+    from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS
+
+    helps = {name: _unwrapped(parser.format_help()) for name, parser in _sub_command_parsers()}
+    chunkers = _unwrapped(_option_help(_sub_command_parsers_help("run"), "--chunkers"))
+    for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values():
+        for label in labels:
+            assert f"{label} for" in chunkers
+    assert "md-heading-v2 for Markdown and text" in chunkers
+    assert "hybrid-v2 for HTML, CSV, TSV, DOCX and docling JSON" in chunkers
+    for name in ("run", "chunk", "parse", "rechunk"):
+        text = helps[name]
+        if "--parsers" not in text:
+            continue
+        for version in ("md-pyromark-v1", "pdf-text-v2", "html-v2", "docling-json-v2"):
+            assert version == DEFAULT_PARSER_VERSIONS[_media_of(version)]
+            assert f"{version} for" in text, name
+    assert not any("v1 for PDF" in text or "hybrid-v1 for" in text for text in helps.values())
+
+
+def _sub_command_parsers_help(name: str) -> str:
+    return next(p.format_help() for n, p in _sub_command_parsers() if n == name)
+
+
+def _media_of(version: str) -> str:
+    from kebab_chunk.parsers.registry import parser_versions
+
+    return parser_versions()[version][0]
+
+
 def test_no_help_text_names_internal_references() -> None:
     for name, parser in _sub_command_parsers():
         text = parser.format_help()
