@@ -76,6 +76,7 @@ __all__ = [
     "TOKEN_LEVELS",
     "WHITESPACE",
     "WORD",
+    "BlockSlices",
     "Separator",
     "is_exact",
     "join_gap",
@@ -118,6 +119,28 @@ def sub_line_span(base: LineSpan, ends: Sequence[int], start: int, end: int) -> 
         base.char_start + start,
         base.char_start + end,
     )
+
+
+class BlockSlices:
+    """Spans of slices of a document's blocks whose one span is a ``lines`` span; each
+    block's line breaks are found once, not once per slice (a block cut into n pieces
+    would otherwise cost O(n²))."""
+
+    def __init__(self, blocks: Sequence[Block]) -> None:
+        self._blocks = blocks
+        self._ends: dict[int, list[int]] = {}  # block index -> its line_break_ends
+
+    def span(self, index: int, start: int, end: int) -> SourceSpan:
+        """The span of ``text[start:end]`` of block ``index`` (its own span when whole)."""
+        block = self._blocks[index]
+        span = block.spans[0]
+        if start == 0 and end == len(block.text):
+            return span
+        assert isinstance(span, LineSpan)
+        ends = self._ends.get(index)
+        if ends is None:
+            ends = self._ends[index] = line_break_ends(block.text)
+        return sub_line_span(span, ends, start, end)
 
 
 # -- line-break style ----------------------------------------------------------------

@@ -31,11 +31,10 @@ from kebab_chunk.chunkers._separators import (
     BLOCK,
     LINE,
     LINE_BREAK,
+    BlockSlices,
     is_exact,
     join_gap,
-    line_break_ends,
     newline_style,
-    sub_line_span,
 )
 from kebab_chunk.chunkers._split import Atom, Piece, pack, split_atoms, utf8_len
 from kebab_chunk.chunkers.base import make_chunk
@@ -47,7 +46,6 @@ from kebab_chunk.model import (
     Chunk,
     ChunkPolicy,
     ImageRefBlock,
-    LineSpan,
     SourceSpan,
 )
 from kebab_chunk.tokenizers import estimate_tokens
@@ -108,7 +106,7 @@ class _Run:
         self.exact = [is_exact(block.text, block.spans) for block in doc.blocks]
         self.style = newline_style(doc.blocks)
         self.out: list[Chunk] = []
-        self._breaks: dict[int, list[int]] = {}  # block index -> offsets after each line break
+        self._slices = BlockSlices(doc.blocks)
         self._gaps: dict[int, str | None] = {}  # block index -> _gap(previous block, it)
 
     def chunks(self) -> list[Chunk]:
@@ -245,7 +243,7 @@ class _Run:
                 assert between is not None  # pack() never joins blocks across an unknown gap
                 parts.append(between)
             parts.append(block.text[start:end])
-            spans.append(self._span(index, start, end))
+            spans.append(self._slices.span(index, start, end))
             is_slice = is_slice or start != 0 or end != len(block.text)
             prev = block
         first = blocks[segments[0][0]]
@@ -262,17 +260,6 @@ class _Run:
                 is_slice=is_slice,
             )
         )
-
-    def _span(self, index: int, start: int, end: int) -> SourceSpan:
-        block = self.doc.blocks[index]
-        span = block.spans[0]
-        if start == 0 and end == len(block.text):
-            return span
-        assert isinstance(span, LineSpan)
-        breaks = self._breaks.get(index)
-        if breaks is None:
-            breaks = self._breaks[index] = line_break_ends(block.text)
-        return sub_line_span(span, breaks, start, end)
 
 
 def _table_rows(text: str) -> list[tuple[int, int, int]]:

@@ -50,12 +50,11 @@ from typing import overload
 
 from kebab_chunk.chunkers._separators import (
     TOKEN_LEVELS,
+    BlockSlices,
     is_exact,
     join_gap,
-    line_break_ends,
     newline_style,
     separator_starts,
-    sub_line_span,
 )
 from kebab_chunk.chunkers._token_split import split_pieces
 from kebab_chunk.chunkers.base import make_chunk
@@ -67,7 +66,6 @@ from kebab_chunk.model import (
     Chunk,
     ChunkPolicy,
     ImageRefBlock,
-    LineSpan,
     SourceSpan,
 )
 from kebab_chunk.tokenizers import get_tokenizer
@@ -155,7 +153,7 @@ class _Run:
         self.monotone = policy.tokenizer in _MONOTONE
         self.style = newline_style(doc.blocks)
         self.out: list[Chunk] = []
-        self._breaks: dict[int, list[int]] = {}  # block index -> its line break ends
+        self._slices = BlockSlices(doc.blocks)
 
     def run(self) -> list[Chunk]:
         """Walk sections; inside a section, runs of exact blocks joined by known gaps."""
@@ -289,19 +287,6 @@ class _Run:
             )
         )
 
-    def _sub_span(self, index: int, start: int, end: int) -> SourceSpan:
-        """The span of ``text[start:end]`` of block ``index`` (its line breaks found once
-        per block, not per piece: a long block cut into n pieces is not O(n²))."""
-        block = self.doc.blocks[index]
-        span = block.spans[0]
-        if start == 0 and end == len(block.text):
-            return span
-        assert isinstance(span, LineSpan)
-        breaks = self._breaks.get(index)
-        if breaks is None:
-            breaks = self._breaks[index] = line_break_ends(block.text)
-        return sub_line_span(span, breaks, start, end)
-
     def _emit_piece(
         self, text: str, members: Sequence[_Member], start: int, end: int, tokens: int
     ) -> None:
@@ -331,7 +316,7 @@ class _Run:
                 local_start = a
             is_slice = is_slice or a != 0 or b != len(block.text)
             block_ids.append(block.block_id)
-            spans.append(self._sub_span(member.index, a, b))
+            spans.append(self._slices.span(member.index, a, b))
             if block.kind != "heading":
                 paths.append(block.heading_path)
             last = block
