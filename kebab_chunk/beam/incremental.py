@@ -438,12 +438,13 @@ class Reuse:
     outcomes: PCollection[DocumentOutcome] | None = None
     counts: PCollection[dict[str, Any]] | None = None
 
-    def with_chunks(self, chunks: PCollection[Chunk]) -> PCollection[Chunk]:
-        """Freshly made chunks plus the carried ones."""
+    def with_chunks(self, chunks: PCollection[Chunk]) -> tuple[PCollection[Chunk], ...]:
+        """Freshly made chunks and the carried ones, as separate PCollections for
+        ``WriteChunks`` (which spills each where it is made, rather than merging them first:
+        an in-memory runner would hold every chunk of such a merge at once)."""
         if self.chunks is None:
-            return chunks
-        merged: PCollection[Chunk] = (chunks, self.chunks) | "Add reused chunks" >> beam.Flatten()
-        return merged
+            return (chunks,)
+        return (chunks, self.chunks)
 
     def with_outcomes(self, outcomes: PCollection[DocumentOutcome]) -> PCollection[DocumentOutcome]:
         """Outcomes of parsed documents plus those of reused ones."""

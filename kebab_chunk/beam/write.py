@@ -248,9 +248,17 @@ class _RemoveTempDirFn(beam.DoFn):
         yield from written
 
 
-class WriteChunks(beam.PTransform[PCollection[Chunk], dict[str, PCollection[Any]]]):
+#: What WriteChunks takes: one PCollection of chunks, or several (e.g. fresh and carried).
+ChunkSources = PCollection[Chunk] | tuple[PCollection[Chunk], ...]
+
+
+class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
     """Write chunks under ``OUTPUT/chunks/chunker_version=<label>/``, one record per id.
 
+    The input is one PCollection or a tuple of them: each is spilled where it is made and
+    only the spill references are merged, because merging the chunks themselves first
+    would make an in-memory runner hold all of them at once (a Flatten of producers in
+    different stages is materialised there).
     ``labels`` are the run's labels (each gets a partition even when it has no chunks).
     Identical records under one (label, chunk_id) are written once; different records
     under one id are all refused, as ValidateChunks does. Outputs (a dict): ``written``
@@ -285,14 +293,22 @@ class WriteChunks(beam.PTransform[PCollection[Chunk], dict[str, PCollection[Any]
         # Run-private: a concurrent or crashed run's spills never mix with this run's.
         self._temp_dir = f"{self._output}/{TEMP_PREFIX}{uuid.uuid4().hex}"
 
-    def expand(self, chunks: PCollection[Chunk]) -> dict[str, PCollection[Any]]:
-        spills = (
-            chunks
-            | "Spill sorted rows" >> beam.ParDo(_SpillFn(self._temp_dir, self._spill_bytes))
-            | "Key spills by label" >> beam.Map(lambda s: (s[0], (s[1], s[2])))
+    def expand(self, chunks: ChunkSources) -> dict[str, PCollection[Any]]:
+        sources = chunks if isinstance(chunks, tuple) else (chunks,)
+        spilled = [
+            source
+            | ("Spill sorted rows" + (f" ({i + 1})" if i else ""))
+            >> beam.ParDo(_SpillFn(self._temp_dir, self._spill_bytes))
+            for i, source in enumerate(sources)
+        ]
+        merged = (
+            spilled[0]
+            if len(spilled) == 1
+            else tuple(spilled) | "Merge spills of every source" >> beam.Flatten()
         )
+        spills = merged | "Key spills by label" >> beam.Map(lambda s: (s[0], (s[1], s[2])))
         markers = (
-            chunks.pipeline
+            sources[0].pipeline
             | "Run labels" >> beam.Create(self._labels)
             | "Label markers" >> beam.Map(lambda label: (label, None))
         )
