@@ -168,3 +168,37 @@ def test_overwrite_replaces_an_output_left_with_a_killed_runs_spills(tmp_path: P
     (out / "notes").mkdir(parents=True)
     with pytest.raises(RunSetupError, match="not kebab-chunk output"):
         prepare_output(str(out), overwrite=True, corpus=location)
+
+
+def test_several_chunk_sources_give_the_one_source_bytes_and_are_never_merged_first(
+    tmp_path: Path,
+) -> None:
+    # Fresh and carried chunks of an incremental run arrive as two PCollections. Merged
+    # before the spill, the in-memory runner held every chunk of the merge at once; each
+    # source is spilled where it is made instead, and only spill references are merged.
+    half = len(CHUNKS) // 2
+    output = tmp_path / "two"
+    with BeamTestPipeline() as p:
+        sources = (
+            p | "First" >> beam.Create(CHUNKS[:half]),
+            p | "Second" >> beam.Create(CHUNKS[half:]),
+        )
+        _ = sources | WriteChunks(str(output), LABELS, rows_per_file=7, **TINY)
+        inputs_of_flattens = [
+            t.inputs for t in _transforms(p) if isinstance(t.transform, beam.Flatten)
+        ]
+    assert _files(output) == _reference(CHUNKS, LABELS, 7)
+    assert inputs_of_flattens  # the spill references are merged ...
+    for inputs in inputs_of_flattens:  # ... but no Flatten takes the chunks themselves
+        assert not set(inputs) & set(sources)
+
+
+def _transforms(p: beam.Pipeline) -> list[Any]:
+    found: list[Any] = []
+
+    class _Visitor(beam.pipeline.PipelineVisitor):
+        def visit_transform(self, node: Any) -> None:
+            found.append(node)
+
+    p.visit(_Visitor())
+    return found
