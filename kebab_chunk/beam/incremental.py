@@ -35,11 +35,7 @@ The records of a reused document are then carried by a second join, keyed by
 (``doc_id``, label, ``position // CARRY_BUCKET``): no grouping ever holds more than
 ``CARRY_BUCKET`` records of one label, so a document with 100,000 chunks does not become
 one element that a runner must hold in memory (Flink materialises each group in its
-JVM heap; docs/decisions.md, "Incremental joins on Flink"). That join moves only where
-each record lies (part file, row): the records themselves are read afterwards, part file
-by part file and row group by row group, by the step that emits them, so no shuffle ever
-holds the carried records (the in-memory DirectRunner keeps every shuffled element in
-memory; docs/decisions.md, "Incremental runs shuffle record locations, not records").
+JVM heap; docs/decisions.md, "Incremental joins on Flink").
 
 Because chunk records are pure functions of (bytes, path, parser, label, policy), the
 output is byte-identical to a full run's. The manifest gains an ``incremental`` section
@@ -55,10 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import apache_beam as beam
-import pyarrow.parquet as pq
 from apache_beam import pvalue
-from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.pvalue import PCollection
@@ -112,7 +105,6 @@ MANIFEST_KEY = "incremental"
 _FINGERPRINT_COLUMNS = ["doc_id", "content_hash", "parser_version", "policy_hash", "position"]
 _FILES, _RAW, _SUMMARY, _ERRORS, _DOCS = "files", "raw", "summary", "errors", "documents"
 _CHUNKS, _CARRY, _OUTCOMES, _DECISIONS = "chunks", "carry", "outcomes", "decisions"
-_SEEN = "seen"
 
 
 class _SummariseFn(beam.CombineFn):
@@ -197,68 +189,18 @@ def _keyed_facts(row: dict[str, Any]) -> Iterator[tuple[str, DocumentFacts]]:
         yield facts.doc_id, facts
 
 
-#: Where one previous record lies: (part file path, row index in that file).
-Location = tuple[str, int]
-
-
-def _open_part(path: str) -> Any:
-    return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
-
-
-class _ReadFingerprintsFn(beam.DoFn):
-    """One previous part file of ``label`` -> (doc_id, Seen) per record and, when this run
-    applies the label, (carry key, Location) per record: fingerprint columns only."""
-
-    def __init__(self, label: str, run_label: str | None) -> None:
-        self._label = label
-        self._run_label = run_label
-
-    def process(self, path: str) -> Iterator[Any]:
-        with _open_part(path) as handle:
-            columns = pq.read_table(handle, columns=_FINGERPRINT_COLUMNS).to_pydict()
-        names = list(columns)
-        for row_index, values in enumerate(zip(*columns.values(), strict=True)):
-            row = dict(zip(names, values, strict=True))
-            yield pvalue.TaggedOutput(_SEEN, _seen(row, self._run_label))
-            if self._run_label is not None:
-                key = (str(row["doc_id"]), self._label, int(row["position"]) // CARRY_BUCKET)
-                yield key, (path, row_index)
+def _keyed_chunk(row: dict[str, Any], label: str) -> tuple[CarryKey, Chunk]:
+    chunk = row_to_chunk({**row, PARTITION_COLUMN: label})
+    return carry_key(chunk), chunk
 
 
 class _CarryFn(beam.DoFn):
-    """One carry group: where its records lie, keyed by part file, when the document was
-    reused."""
+    """One carry group: its records leave when the document was reused."""
 
-    def process(
-        self, element: tuple[CarryKey, Mapping[str, Iterable[Any]]]
-    ) -> Iterator[tuple[tuple[str, str], int]]:
-        (_, label, _), grouped = element
+    def process(self, element: tuple[CarryKey, Mapping[str, Iterable[Any]]]) -> Iterator[Chunk]:
+        _, grouped = element
         if any(True for _ in grouped[_CARRY]):
-            for path, row_index in grouped[_CHUNKS]:
-                yield (path, label), row_index
-
-
-class _ReadCarriedFn(beam.DoFn):
-    """One previous part file and the rows of it to carry -> those rows as Chunk records,
-    read one row group at a time (all columns, as Beam's Parquet read gives them)."""
-
-    def process(self, element: tuple[tuple[str, str], Iterable[int]]) -> Iterator[Chunk]:
-        (path, label), wanted = element
-        rows = sorted(set(wanted))
-        with _open_part(path) as handle:
-            part = pq.ParquetFile(handle)
-            start, cursor = 0, 0
-            for group in range(part.metadata.num_row_groups):
-                end = start + part.metadata.row_group(group).num_rows
-                local = []
-                while cursor < len(rows) and rows[cursor] < end:
-                    local.append(rows[cursor] - start)
-                    cursor += 1
-                if local:
-                    table = part.read_row_group(group).take(local)
-                    for row in table.to_pylist():
-                        yield row_to_chunk({**row, PARTITION_COLUMN: label})
-                start = end
+            yield from grouped[_CHUNKS]
 
 
 class _DecideFn(beam.DoFn):
@@ -347,26 +289,25 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
     def _read_previous(
         self, p: beam.Pipeline
     ) -> tuple[PCollection[Any], PCollection[Any], PCollection[Any], PCollection[Any]]:
-        """(carry key, Location) of this run's labels, (doc_id, Summary) of every previous
+        """(carry key, Chunk) of this run's labels, (doc_id, Summary) of every previous
         document, (doc_id, True) per previous error row and (doc_id, DocumentFacts) per
         previous documents row of a parsed document."""
         chunks, seen = [], []
         for label in self._previous.labels:
+            pattern = self._previous.chunk_pattern(label)
             run_label = label if label in self._run_labels else None
-            read = (
+            seen.append(
                 p
-                | f"Find previous {label} part files"
-                >> fileio.MatchFiles(self._previous.chunk_pattern(label))
-                | f"Previous {label} paths" >> beam.Map(lambda found: found.path)
-                | f"Spread previous {label} part files" >> beam.Reshuffle()
                 | f"Read previous {label} fingerprints"
-                >> beam.ParDo(_ReadFingerprintsFn(label, run_label)).with_outputs(
-                    _SEEN, main=_CHUNKS
-                )
+                >> ReadFromParquet(pattern, columns=_FINGERPRINT_COLUMNS)
+                | f"Fingerprint previous {label}" >> beam.Map(_seen, run_label)
             )
-            seen.append(read[_SEEN])
             if run_label is not None:
-                chunks.append(read[_CHUNKS])
+                chunks.append(
+                    p
+                    | f"Read previous {label} chunks" >> ReadFromParquet(pattern)
+                    | f"Key previous {label} chunks" >> beam.Map(_keyed_chunk, label)
+                )
         summaries = _flatten(p, seen, "previous fingerprints") | (
             "Summarise previous documents" >> beam.CombinePerKey(_SummariseFn())
         )
@@ -406,9 +347,7 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
         carried = (
             {_CARRY: decided[_CARRY], _CHUNKS: chunks}
             | "Join reused documents with their records" >> beam.CoGroupByKey()
-            | "Locate reused records" >> beam.ParDo(_CarryFn())
-            | "Reused rows per part file" >> beam.GroupByKey()
-            | "Read reused records" >> beam.ParDo(_ReadCarriedFn())
+            | "Carry reused records" >> beam.ParDo(_CarryFn())
         )
         counts = decided[_DECISIONS] | "Count decisions" >> beam.CombineGlobally(
             _CountDecisionsFn(self._previous.output)
