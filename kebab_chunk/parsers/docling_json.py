@@ -258,10 +258,16 @@ class _Walker:
             if item is None or item.content_layer != "body":
                 continue
             closing = self._visit(item)
-            stack.extend(reversed([*(("item", c.cref) for c in item.children), *closing]))
+            children = self._children(item, visited)
+            stack.extend(reversed([*(("item", c) for c in children), *closing]))
         self._join_lists()
         for problem, count in self._problems.items():
             self.warnings.append(f"{count} {problem}")
+
+    def _children(self, item: Item, visited: set[str]) -> list[str]:
+        """The references of ``item``'s children to walk, in order (every child here; a
+        later parser version may leave some out)."""
+        return [c.cref for c in item.children]
 
     def _join_lists(self) -> None:
         """Each list's text from its lines, once the walk is done (joining after every

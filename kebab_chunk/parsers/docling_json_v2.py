@@ -37,9 +37,8 @@ from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers._assemble import Assembler
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.docling_json import (
-    _END_GROUP,
-    _END_LIST,
     MEDIA_TYPE,
+    Item,
     _Draft,
     _load,
     _PictureItem,
@@ -87,40 +86,12 @@ class _WalkerV2(_Walker):
     """v1's walk, except that a picture's children (footnotes aside) are not visited and a
     table's captions go into its block."""
 
-    def run(self) -> None:
-        """v1's loop; the only change is which children of a picture are pushed."""
-        if self.document.version and not self.document.version.startswith("1."):
-            self.warnings.append(
-                f"DoclingDocument schema {self.document.version} is not 1.x; read on a "
-                "best-effort basis"
-            )
-        visited: set[str] = set()
-        stack: list[tuple[str, str]] = [("item", ref.cref) for ref in self.document.body.children]
-        stack.reverse()
-        while stack:
-            action, ref = stack.pop()
-            if action == _END_LIST:
-                self._list = None
-                continue
-            if action == _END_GROUP:
-                if self._list is not None:
-                    self._list.depth -= 1
-                continue
-            if ref in visited:
-                self._problem("repeated reference(s) to an already visited item skipped")
-                continue
-            visited.add(ref)
-            item = self._resolve(ref)
-            if item is None or item.content_layer != "body":
-                continue
-            closing = self._visit(item)
-            children = [c.cref for c in item.children]
-            if isinstance(item, _PictureItem):
-                children = self._picture_children(children, visited)
-            stack.extend(reversed([*(("item", c) for c in children), *closing]))
-        self._join_lists()
-        for problem, count in self._problems.items():
-            self.warnings.append(f"{count} {problem}")
+    def _children(self, item: Item, visited: set[str]) -> list[str]:
+        """v1's children, except a picture's: only its footnotes are walked."""
+        children = super()._children(item, visited)
+        if isinstance(item, _PictureItem):
+            return self._picture_children(children, visited)
+        return children
 
     def _picture_children(self, children: list[str], visited: set[str]) -> list[str]:
         """The picture's children to walk (its footnotes); the rest is marked visited and
