@@ -31,9 +31,11 @@ from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk.chunkers._separators import is_exact, join_gap, newline_style
 from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker, budget_of
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.registry import parse_document
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
 from tests.golden import assert_golden
 
@@ -363,3 +365,12 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
         f"{relative.replace('/', '__')}.{policy_name}",
         [chunk.model_dump(mode="json") for chunk in chunks],
     )
+
+
+def test_a_pdf_document_is_refused_with_the_default_pdf_chunker_named() -> None:
+    """The error points at the labels a user should pick today (pdf-page-v2, hybrid-v2),
+    not at superseded versions."""
+    pdf = Path(__file__).resolve().parents[2] / "fixtures" / "pdf" / "three-page-en.pdf"
+    doc = parse_document(pdf.read_bytes(), pdf.name)
+    with pytest.raises(UnsupportedDocumentError, match=r"use pdf-page-v2 for PDF.*hybrid-v2"):
+        MdHeadingV2Chunker().chunk(doc, ChunkPolicy())
