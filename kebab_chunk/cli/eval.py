@@ -56,10 +56,12 @@ def add_eval_parser(subparsers: Any) -> None:
         "--setting",
         required=True,
         action="append",
-        metavar="LABEL[:TARGET[:OVERLAP]]",
+        metavar="LABEL[:TARGET[:OVERLAP]][,SWITCH]",
         help="a chunker label with optional target and overlap tokens, e.g. "
         f"md-heading-v1:256:32; repeatable (omitted numbers: target "
-        f"{ChunkPolicy().target_tokens}, overlap {ChunkPolicy().overlap_tokens})",
+        f"{ChunkPolicy().target_tokens}, overlap {ChunkPolicy().overlap_tokens}); switches "
+        "after commas turn policy fields off as the run flags do: no-merge-peers, "
+        "no-merge-list-items (e.g. hybrid-v2:256:0,no-merge-peers)",
     )
     p.add_argument(
         "--tokenizer",

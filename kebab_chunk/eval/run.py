@@ -267,14 +267,23 @@ class Setting:
     policy: ChunkPolicy
 
 
+#: Setting switches (after a comma) -> the policy field each turns off; the names are the
+#: ``kebab-chunk run`` flags without their dashes.
+SWITCHES = {"no-merge-peers": "merge_peers", "no-merge-list-items": "merge_list_items"}
+SETTING_FORM = "LABEL[:TARGET[:OVERLAP]][,SWITCH...]"
+
+
 def parse_setting(value: str, tokenizer: str = "bytes-3") -> Setting:
-    """``LABEL[:target_tokens[:overlap_tokens]]`` -> a Setting (unspecified numbers take the
-    policy defaults); a bad label, number or policy is a one-sentence KebabError."""
-    label, *numbers = value.split(":")
+    """``LABEL[:target_tokens[:overlap_tokens]][,switch...]`` -> a Setting (unspecified
+    numbers take the policy defaults; switches are :data:`SWITCHES`, e.g.
+    ``hybrid-v2:256:0,no-merge-peers``); a bad label, number, switch or policy is a
+    one-sentence KebabError."""
+    head, *switches = value.split(",")
+    label, *numbers = head.split(":")
     if len(numbers) > 2 or not label:
         raise UsageError(
-            f"setting {value!r} is not LABEL[:TARGET_TOKENS[:OVERLAP_TOKENS]]; write e.g. "
-            "md-heading-v1:256:32"
+            f"setting {value!r} is not {SETTING_FORM}; write e.g. md-heading-v1:256:32 or "
+            "hybrid-v2:256:0,no-merge-peers"
         )
     get_chunker(label)  # an unknown label: one sentence listing the registered ones
     fields: dict[str, Any] = {"tokenizer": canonical_tokenizer_name(tokenizer)}
@@ -286,6 +295,13 @@ def parse_setting(value: str, tokenizer: str = "bytes-3") -> Setting:
                 f"setting {value!r}: {key} {number!r} is not a whole number; write e.g. "
                 "md-heading-v1:256:32"
             ) from None
+    for switch in switches:
+        if switch not in SWITCHES:
+            raise UsageError(
+                f"setting {value!r}: unknown switch {switch!r}; use "
+                f"{' or '.join(SWITCHES)} after a comma"
+            )
+        fields[SWITCHES[switch]] = False
     try:
         policy = make_policy(**fields)
     except PolicyError as exc:

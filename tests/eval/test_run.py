@@ -31,6 +31,7 @@ from kebab_chunk.eval.run import (
     parse_setting,
     render_html,
 )
+from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.model.spans import PageSpan
 
 ALPHA = "# Cats\n\nCats purr softly and sleep all day in the sun.\n\nA cat has whiskers.\n"
@@ -213,6 +214,17 @@ def test_settings_parse_label_target_and_overlap() -> None:
     assert setting.policy == make_policy(target_tokens=128, overlap_tokens=16, tokenizer="chars")
 
 
+def test_settings_take_the_run_commands_policy_switches() -> None:
+    """``,no-merge-peers`` / ``,no-merge-list-items`` turn those policy fields off, as the
+    ``kebab-chunk run`` flags of the same names do; nothing else changes."""
+    setting = parse_setting("hybrid-v2:256:0,no-merge-peers")
+    assert setting.label == "hybrid-v2"
+    assert setting.policy == make_policy(target_tokens=256, overlap_tokens=0, merge_peers=False)
+    both = parse_setting("hybrid-v2,no-merge-list-items,no-merge-peers").policy
+    assert (both.merge_peers, both.merge_list_items) == (False, False)
+    assert both.target_tokens == ChunkPolicy().target_tokens
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -221,6 +233,8 @@ def test_settings_parse_label_target_and_overlap() -> None:
         ("md-heading-v1:big", "target_tokens 'big' is not a whole number"),
         ("md-heading-v1:32", "overlap_tokens must be"),
         ("md-heading-v1:0:0", "target_tokens must be > 0"),
+        ("hybrid-v2:256,merge-peers", "unknown switch 'merge-peers'; use no-merge-peers or"),
+        (",no-merge-peers", "is not LABEL"),
     ],
 )
 def test_bad_settings_are_one_sentence_errors(value: str, message: str) -> None:
