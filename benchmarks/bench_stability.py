@@ -32,12 +32,14 @@ own span, so no other byte moves:
 * ``rename_heading`` — the first word of a random heading's title gets a prefix.
 
 For every case of :data:`REAL_CASES` (policy at :data:`REAL_TARGET_TOKENS` target tokens)
-and edit kind: median and mean survival (share of the document's chunk ids before the
-edit still present after it) and the share of files keeping ≥ 95% of their ids, over all
-files and per corpus (``by_corpus``). Beside
-each figure is the **ideal**: the survival if exactly the chunks whose source spans overlap
-the edited characters changed (for an insertion, the chunks whose span strictly contains
-the insertion point) — what a chunker with perfectly local ids and boundaries would keep.
+and edit kind: median and mean survival (share of the document's chunks before the edit
+whose id is still present after it with the same embedded content: text, heading path,
+captions; a kept id whose heading context changed must be embedded again) and the share of
+files keeping >= 95%, over all files and per corpus (``by_corpus``), and the mean chunk
+size in tokens. Beside each figure is the **ideal**: the survival if exactly the chunks
+whose source spans overlap the edited characters changed (for an insertion, the chunks
+whose span strictly contains the insertion point; for a renamed heading, the chunks
+overlapping its section) — what a chunker with perfectly local ids and boundaries keeps.
 A document that has no block of the needed kind, or no chunks, does not count for that
 kind. A full run writes ``benchmarks/results/stability.json`` and ``stability.md``
 (``stability-quick.*`` with ``quick=True``, which uses a ~150 KB subset of each corpus).
@@ -54,7 +56,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from benchmarks import corpora
 from benchmarks.corpus import markdown_document
@@ -102,6 +104,7 @@ REAL_CASES: dict[str, tuple[str, ChunkPolicy]] = {
     ),
     "hybrid-v1": ("hybrid-v1", _P),
     "hybrid-v2": ("hybrid-v2", _P),
+    "hybrid-v2 (merge_peers=False)": ("hybrid-v2", _P.model_copy(update={"merge_peers": False})),
 }
 EDIT_KINDS = ("insert_paragraph", "delete_paragraph", "change_paragraph", "rename_heading")
 #: The paragraph ``insert_paragraph`` adds (a word no real document uses keeps it unique,
@@ -198,12 +201,17 @@ def run_generated(quick: bool) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace ``text[start:end]`` with ``replacement`` (an insertion when start == end)."""
+    """Replace ``text[start:end]`` with ``replacement`` (an insertion when start == end).
+
+    ``section_end`` is set for a renamed heading: the end of its section, whose every chunk
+    carries the heading in its ``heading_path`` and so in the text it embeds.
+    """
 
     kind: str
     start: int
     end: int
     replacement: str
+    section_end: int | None = None
 
     def apply(self, text: str) -> str:
         return text[: self.start] + self.replacement + text[self.end :]
@@ -213,9 +221,12 @@ class Edit:
 
         A chunk covers the characters from its first span's start to its last span's end
         (the gaps between the blocks it joins included); an insertion touches it when it
-        falls strictly inside that range.
+        falls strictly inside that range. A renamed heading touches every chunk that
+        overlaps its section: the heading is in their embedded context.
         """
         lo, hi = min(s.char_start for s in spans), max(s.char_end for s in spans)
+        if self.section_end is not None:
+            return lo < self.section_end and self.start < hi
         if self.start == self.end:
             return lo < self.start < hi
         return lo < self.end and self.start < hi
@@ -231,6 +242,30 @@ def _paragraphs(doc: CanonicalDocument) -> list[ParagraphBlock]:
 
 def _newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
+
+
+def _section_end(doc: CanonicalDocument, index: int, text_end: int) -> int:
+    """Where the section of the heading at ``doc.blocks[index]`` ends: the start of the
+    next heading of the same or a higher level, else the end of the text."""
+    level = cast(HeadingBlock, doc.blocks[index]).level
+    for b in doc.blocks[index + 1 :]:
+        if isinstance(b, HeadingBlock) and b.level <= level:
+            return b.spans[0].char_start
+    return text_end
+
+
+def _embedded(chunk: Chunk) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """What a chunk's embedding is made of (its ``embed_text`` is built from these)."""
+    return chunk.text, tuple(chunk.heading_path), tuple(chunk.captions)
+
+
+def surviving(old: Sequence[Chunk], new: Sequence[Chunk]) -> int:
+    """How many of ``old`` need no new embedding: the same ``chunk_id`` is in ``new`` with
+    the same embedded content. An id alone is not enough: a label whose id leaves out the
+    heading context keeps its ids under a renamed heading while the text to embed changes
+    (``kebab-chunk diff`` calls those ``modified``)."""
+    after = {c.chunk_id: _embedded(c) for c in new}
+    return sum(after.get(c.chunk_id) == _embedded(c) for c in old)
 
 
 def choose_edit(text: str, doc: CanonicalDocument, kind: str, rng: random.Random) -> Edit | None:
@@ -260,15 +295,15 @@ def choose_edit(text: str, doc: CanonicalDocument, kind: str, rng: random.Random
         return Edit(kind, start, end, "revised")
     if kind == "rename_heading":
         spots = []
-        for b in doc.blocks:
+        for i, b in enumerate(doc.blocks):
             if isinstance(b, HeadingBlock) and b.title.strip():
                 m = _HEADING_WORD.match(text, b.spans[0].char_start, b.spans[0].char_end)
                 if m is not None:
-                    spots.append((m.start(1), m.end(1)))
+                    spots.append((m.start(1), m.end(1), _section_end(doc, i, len(text))))
         if not spots:
             return None
-        start, end = rng.choice(spots)
-        return Edit(kind, start, end, "Renamed-" + text[start:end])
+        start, end, section_end = rng.choice(spots)
+        return Edit(kind, start, end, "Renamed-" + text[start:end], section_end)
     raise ValueError(f"unknown edit kind {kind!r}; use one of {', '.join(EDIT_KINDS)}")
 
 
@@ -352,12 +387,15 @@ def _run_real(
 ) -> dict[str, Any]:
     tallies = {(c, k): _Tally([], [], [], []) for c in cases for k in EDIT_KINDS}
     fns = {name: _chunk_fn(label, policy) for name, (label, policy) in cases.items()}
+    sizes: dict[str, list[int]] = {name: [] for name in cases}
     found = real_corpora(quick)
     for corpus in found:
         for document in corpus.documents:
             text, _ = decode_text(document.raw, document.name)
             doc = parse_document(text.encode("utf-8"), "doc.md")
             before = {name: fn(doc) for name, fn in fns.items()}
+            for name, chunks in before.items():
+                sizes[name].extend(c.token_estimate for c in chunks)
             for kind in EDIT_KINDS:
                 edit = choose_edit(text, doc, kind, random.Random(f"{document.name}:{kind}"))
                 if edit is None:
@@ -367,11 +405,9 @@ def _run_real(
                     old = before[name]
                     if not old:
                         continue
-                    old_ids = {c.chunk_id for c in old}
-                    new_ids = {c.chunk_id for c in fn(edited)}
                     untouched = sum(not edit.touches(c.source_spans) for c in old)
                     tally = tallies[(name, kind)]
-                    tally.kept.append(100.0 * len(old_ids & new_ids) / len(old_ids))
+                    tally.kept.append(100.0 * surviving(old, fn(edited)) / len(old))
                     tally.ideal.append(100.0 * untouched / len(old))
                     tally.chunks.append(len(old))
                     tally.sources.append(corpus.name)
@@ -386,7 +422,9 @@ def _run_real(
         "not_registered": sorted(n for n, c in REAL_CASES.items() if c[0] not in labels),
     }
     for name in cases:
-        figures[name] = {}
+        figures[name] = {
+            "mean_chunk_tokens": round(statistics.fmean(sizes[name]), 1) if sizes[name] else 0
+        }
         for kind in EDIT_KINDS:
             tally = tallies[(name, kind)]
             figures[name][kind] = {
@@ -442,8 +480,9 @@ def summary_table(real: dict[str, Any], kinds: Sequence[str] = EDIT_KINDS) -> st
     >= 95% of their ids, the ideal in parentheses (the README's table)."""
     head = " | ".join(f"{kind.replace('_', ' ')}: median · files ≥ 95%" for kind in kinds)
     rows = [
-        f"| label, policy ({real['corpus']['target_tokens']} tokens) | {head} |",
-        "|---" * (len(kinds) + 1) + "|",
+        f"| label, policy ({real['corpus']['target_tokens']} tokens) | mean chunk tokens "
+        f"| {head} |",
+        "|---" * (len(kinds) + 2) + "|",
     ]
     for name, per_kind in real.items():
         if name in ("corpus", "not_registered"):
@@ -455,7 +494,7 @@ def summary_table(real: dict[str, Any], kinds: Sequence[str] = EDIT_KINDS) -> st
                 f"{_pct(f['median_%'])} ({_pct(ideal['median_%'])}) · "
                 f"{_pct(f['files_ge95_%'])} ({_pct(ideal['files_ge95_%'])})"
             )
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+        rows.append(f"| {name} | {per_kind['mean_chunk_tokens']} | " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
 
 
@@ -470,9 +509,12 @@ def _write(real: dict[str, Any], quick: bool) -> dict[str, str]:
         "# Chunk-id survival after one edit, real documents\n\n"
         f"{corpus['documents']} Markdown files ({corpus['bytes']:,} bytes): {sources}. One "
         f"random edit of each kind per file, at {corpus['target_tokens']} target tokens "
-        f"({corpus['tokenizer']}). Survival: share of a file's chunk ids still present after "
-        "the edit. In parentheses, the ideal: only the chunks overlapping the edited "
-        "characters change. Made by `python -m benchmarks --only stability`.\n\n"
+        f"({corpus['tokenizer']}). Survival: share of a file's chunks whose id is still present "
+        "after the edit with the same embedded content (text, heading path, captions), i.e. "
+        "need no new embedding. In parentheses, the ideal: only the chunks overlapping the "
+        "edited characters change (for a renamed heading, those overlapping its section, "
+        "whose heading path holds it). Mean chunk tokens: the chunks before any edit. "
+        "Made by `python -m benchmarks --only stability`.\n\n"
         + summary_table(real)
         + "\nEvery figure, with the mean:\n\n"
         + markdown_table(real)

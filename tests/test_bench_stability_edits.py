@@ -13,8 +13,9 @@ from collections import Counter
 import pytest
 
 from benchmarks import corpora
-from benchmarks.bench_stability import EDIT_KINDS, NEW_PARAGRAPH, Edit, choose_edit
-from kebab_chunk.model import CanonicalDocument, LineSpan
+from benchmarks.bench_stability import EDIT_KINDS, NEW_PARAGRAPH, Edit, choose_edit, surviving
+from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.model import CanonicalDocument, ChunkPolicy, LineSpan
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.registry import parse_document
 
@@ -57,3 +58,51 @@ def test_the_ideal_counts_chunks_overlapping_the_edit() -> None:
     assert Edit("insert_paragraph", 12, 12, "x").touches(spans)
     assert not Edit("insert_paragraph", 10, 10, "x").touches(spans)
     assert Edit("insert_paragraph", 4, 4, "ab").apply("0123456789") == "0123ab456789"
+
+
+def test_a_renamed_heading_touches_every_chunk_of_its_section() -> None:
+    """The heading is in the heading path of every chunk below it, down to the next heading
+    of its level or higher, so the ideal re-embeds all of them and nothing after."""
+    text = "# A\n\nintro\n\n## B\n\nbody b\n\n### C\n\nbody c\n\n## D\n\nbody d\n"
+    doc = parse_document(text.encode("utf-8"), "doc.md")
+    rng = random.Random(0)
+    edits = {}
+    while len(edits) < 4:  # every heading gets picked by some draw
+        e = choose_edit(text, doc, "rename_heading", rng)
+        assert e is not None
+        edits[text[e.start : e.end]] = e
+    b = edits["B"]
+    assert b.section_end == text.index("## D")
+    inside = [
+        LineSpan(
+            line_start=11,
+            line_end=11,
+            char_start=text.index("body c"),
+            char_end=text.index("body c") + 6,
+        )
+    ]
+    after = [
+        LineSpan(
+            line_start=15,
+            line_end=15,
+            char_start=text.index("body d"),
+            char_end=text.index("body d") + 6,
+        )
+    ]
+    assert b.touches(inside) and not b.touches(after)
+    assert edits["A"].section_end == len(text)
+
+
+def test_survival_needs_the_same_embedded_content_not_just_the_id() -> None:
+    """hybrid-v2 keeps a heading out of its ids, so renaming it keeps the ids below while
+    their heading path (and text to embed) changes: those chunks do not survive."""
+    text = "# Guide\n\n## Setup\n\nInstall it with pip.\n\nThen run it.\n"
+    renamed = text.replace("## Setup", "## Installation")
+    policy = ChunkPolicy(target_tokens=256, merge_peers=False)
+    chunker = get_chunker("hybrid-v2")
+    old = chunker.chunk(parse_document(text.encode("utf-8"), "doc.md"), policy)
+    new = chunker.chunk(parse_document(renamed.encode("utf-8"), "doc.md"), policy)
+    shared = {c.chunk_id for c in old} & {c.chunk_id for c in new}
+    assert len(shared) == len(old) == 2  # the ids alone would say nothing changed
+    assert surviving(old, new) == 0
+    assert surviving(old, old) == len(old)
