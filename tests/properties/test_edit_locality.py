@@ -20,6 +20,9 @@ Two promises are checked, on the chunks of the document *before* the edit:
   below it, so when the edit renames the heading or inserts a block right below it, the
   heading and that block count as edited: the block's pieces are cut again around the
   heading's new size (``test_a_heading_edit_recuts_the_block_below_it``).
+* for ``hybrid-v2`` with ``merge_peers=False`` (every element its own chunk, headings in
+  the heading path, not the text), inserting, deleting or changing a paragraph leaves every
+  chunk that does not overlap it as it was: id, text, heading path and captions.
 
 A section's heading is glued to its first block (a chunk never holds a bare heading), so
 deleting the block right below a heading moves the heading onto the next block (or, for a
@@ -289,6 +292,34 @@ def test_only_chunks_overlapping_the_edited_block_change(
         c
         for c in _chunks(edit.before, label, policy)
         if not _overlaps(c, edit.glued) and c.chunk_id not in after
+    ]
+    assert not changed, [(c.position, c.text[:40]) for c in changed]
+
+
+#: Element-granular and heading-free text: an edit of one block changes no other chunk.
+ELEMENT_CASE = ("hybrid-v2", POLICY.model_copy(update={"merge_peers": False}))
+
+
+def _embedded(chunk: Chunk) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    return chunk.chunk_id, chunk.text, chunk.heading_path, chunk.captions
+
+
+@pytest.mark.parametrize("kind", KINDS[:3])
+@given(data=st.data())
+def test_element_chunks_keep_everything_outside_the_edited_block(
+    kind: str, data: st.DataObject
+) -> None:
+    """hybrid-v2 without peer merging keeps headings out of chunk text, so inserting,
+    deleting or changing one paragraph leaves every chunk that does not overlap it as it
+    was: same id, same text, heading path and captions (nothing else to re-embed). An
+    insertion anywhere changes no chunk at all (README "Stable ids under edits")."""
+    edit = data.draw(edits(kind))
+    label, policy = ELEMENT_CASE
+    after = {_embedded(c) for c in _chunks(edit.after, label, policy)}
+    changed = [
+        c
+        for c in _chunks(edit.before, label, policy)
+        if not _overlaps(c, edit.block) and _embedded(c) not in after
     ]
     assert not changed, [(c.position, c.text[:40]) for c in changed]
 
