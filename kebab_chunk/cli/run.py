@@ -35,6 +35,7 @@ from kebab_chunk.beam.job import RunConfig, execute, load_previous_run
 from kebab_chunk.beam.locations import prepare_output, resolve_corpora
 from kebab_chunk.beam.manifest import MANIFEST_NAME
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
+from kebab_chunk.beam.progress import count_selected_files
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.cli._io import print_debug
@@ -176,12 +177,30 @@ def _corpus_fields(known: argparse.Namespace) -> dict[str, Any]:
     RunSetupError for inputs that cannot be used together."""
     corpus_filter = CorpusFilter.from_options(known.include, known.exclude, known.include_hidden)
     inputs = tuple(known.input)
+    corpus = resolve_corpora(inputs)
+    # Refused before the output is touched: with --overwrite an empty run would replace a
+    # good output. Local corpora only (a remote one is not listed at launch).
+    if count_selected_files(corpus, corpus_filter) == 0:
+        raise UsageError(_nothing_selected(corpus_filter))
     return {
         "input": inputs[0],
         "inputs": inputs,
-        "corpus": resolve_corpora(inputs),
+        "corpus": corpus,
         "corpus_filter": corpus_filter,
     }
+
+
+def _nothing_selected(corpus_filter: CorpusFilter) -> str:
+    if corpus_filter.include or corpus_filter.exclude:
+        return (
+            "--include/--exclude leave none of the files under --input to read; the globs "
+            "match paths relative to the input folder (e.g. --include '**/*.md'), so check "
+            "them."
+        )
+    return (
+        "every file under --input is hidden or in a skipped folder "
+        f"({', '.join(SKIPPED_FOLDERS)}); add --include-hidden to read them."
+    )
 
 
 def _add_budget_arguments(p: argparse.ArgumentParser) -> None:

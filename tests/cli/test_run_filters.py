@@ -144,6 +144,27 @@ def test_selections_that_cannot_work_are_one_sentence(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_selection_of_no_file_is_refused_and_keeps_the_old_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A glob that selects nothing is a mistake, not an empty corpus: refused in one
+    sentence before the output is touched, so --overwrite cannot replace a good output
+    with an empty one (a scheduled job with a typo would otherwise wipe its results)."""
+    corpus = _tree(tmp_path / "c", "docs/a.md", "notes/b.md")
+    out = tmp_path / "out"
+    _run("--input", str(corpus), "--output", str(out))
+    before = output_chunks(out)
+    argv = ["--input", str(corpus), "--output", str(out), "--overwrite", *RUNNER]
+    err = _usage_error(capsys, [*argv, "--include", "*.markdown"])
+    assert "leave none of the files under --input to read" in err
+    hidden_only = tmp_path / "h"
+    (hidden_only / ".git").mkdir(parents=True)
+    (hidden_only / ".git" / "x.md").write_text("# Hidden\n")
+    err = _usage_error(capsys, ["--input", str(hidden_only), *argv[2:]])
+    assert "add --include-hidden" in err, err
+    assert output_chunks(out) == before
+
+
 def test_previous_run_with_another_filter_is_not_fooled(tmp_path: Path) -> None:
     corpus = _tree(tmp_path / "c", "a.md", "b/x.md", "b/y.md", "z.md")
     narrow = tmp_path / "narrow"
