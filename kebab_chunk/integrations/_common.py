@@ -22,8 +22,13 @@ cannot be guessed.
 * ``"flat"``: scalars only (``str`` and ``int``; never a list, dict or ``None``), the form
   vector stores such as Chroma require. See :func:`flat_metadata` for the keys.
 
-Contextualised text is the project's one :func:`~kebab_chunk.chunkers.contextualize.contextualize`
-(heading path lines, caption lines, then the text), the same string ``hybrid-v1`` budgets.
+**Content.** An adapter's text is the chunk ``text``, or with ``contextualized=True`` the
+record's ``embed_text``: the one text to embed that the pipeline writes for every label
+(docs/contract.md, "The text to embed"), so a vector store embeds exactly what the Parquet
+column holds. ``content_kind`` says which (``"text"`` or ``"embed_text"``); full metadata
+then holds every other field, so the exact record can be rebuilt either way. Content
+made before ``embed_text`` existed (``content_kind`` ``"contextualized"``: heading path and
+caption lines, then the text) is still read back.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from kebab_chunk.chunkers.contextualize import context_prefix, contextualize
+from kebab_chunk.chunkers.embedding import embed_text
+from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import Chunk, ElementSpan, LineSpan, PageSpan
 
 __all__ = [
@@ -45,12 +52,14 @@ __all__ = [
     "FLAT_SEPARATOR",
     "MetadataMode",
     "adapter_metadata",
+    "adapter_text",
     "as_record",
     "as_records",
     "check_metadata_mode",
     "contextualize",
     "flat_metadata",
     "install_hint",
+    "record_from_content",
     "record_from_metadata",
     "record_metadata",
     "require",
@@ -166,11 +175,41 @@ def flat_metadata(chunk: Chunk) -> dict[str, str | int]:
 
 
 def adapter_metadata(chunk: Chunk, *, contextualized: bool, metadata: object) -> dict[str, Any]:
-    """The metadata an adapter attaches: the chosen form plus ``content_kind``."""
+    """The metadata an adapter attaches: the chosen form plus ``content_kind``. Full
+    metadata holds every record field except the one that is the content (``text``, or
+    ``embed_text`` with ``contextualized``; a record without ``embed_text`` keeps its
+    ``None``, the content then being made by :func:`adapter_text`)."""
     mode = check_metadata_mode(metadata)
-    values: dict[str, Any] = record_metadata(chunk) if mode == "full" else flat_metadata(chunk)
-    values[CONTENT_KIND_KEY] = "contextualized" if contextualized else "text"
+    if mode == "flat":
+        values: dict[str, Any] = flat_metadata(chunk)
+    elif contextualized and chunk.embed_text is not None:
+        values = chunk.model_dump(mode="json", exclude={"embed_text"})
+    elif contextualized:  # content made here: the record's own None is kept, for the round trip
+        values = chunk.model_dump(mode="json")
+    else:
+        values = record_metadata(chunk)
+    values[CONTENT_KIND_KEY] = "embed_text" if contextualized else "text"
     return values
+
+
+def adapter_text(chunk: Chunk, *, contextualized: bool) -> str:
+    """An adapter's content: the chunk text, or with ``contextualized`` its ``embed_text``.
+
+    A record made by a chunker directly has no ``embed_text`` yet: it is then made with the
+    default recipe, unless the label has its own (it depends on the policy, which the
+    record does not hold), which is a one-sentence ``ValueError``.
+    """
+    if not contextualized:
+        return chunk.text
+    if chunk.embed_text is not None:
+        return chunk.embed_text
+    if callable(getattr(get_chunker(chunk.chunker_version), "embed_text", None)):
+        raise ValueError(
+            f"chunk {chunk.chunk_id} has no embed_text and {chunk.chunker_version} makes its "
+            "own from the policy; fill it with kebab_chunk.chunkers.embedding.with_embedding("
+            "chunks, chunker, policy) or pass records read from a run's output."
+        )
+    return embed_text(chunk)
 
 
 def _require_full(metadata: Mapping[str, Any]) -> None:
@@ -192,6 +231,24 @@ def record_from_metadata(metadata: Mapping[str, Any], text: str) -> Chunk:
     return Chunk.model_validate(
         {**{key: metadata[key] for key in _RECORD_FIELDS if key in metadata}, "text": text}
     )
+
+
+def record_from_content(metadata: Mapping[str, Any], content: str) -> Chunk:
+    """The record an adapter's full metadata and content (text, ``embed_text`` or legacy
+    contextualised text, per ``content_kind``) were made from."""
+    kind = metadata.get(CONTENT_KIND_KEY)
+    if kind == "embed_text":
+        _require_full(metadata)
+        if "text" not in metadata:
+            raise ValueError(
+                "this metadata says the content is embed_text but holds no text, so the "
+                "record cannot be rebuilt; convert again with metadata='full'."
+            )
+        own = {"embed_text": content} if "embed_text" not in metadata else {}
+        return record_from_metadata({**metadata, **own}, str(metadata["text"]))
+    if kind == "contextualized":
+        content = strip_context(metadata, content)
+    return record_from_metadata(metadata, content)
 
 
 def strip_context(metadata: Mapping[str, Any], content: str) -> str:

@@ -25,14 +25,12 @@ from apache_beam.ml.rag.types import Content
 from apache_beam.pvalue import PCollection
 
 from kebab_chunk.integrations._common import (
-    CONTENT_KIND_KEY,
     MetadataMode,
     adapter_metadata,
+    adapter_text,
     as_record,
     check_metadata_mode,
-    contextualize,
-    record_from_metadata,
-    strip_context,
+    record_from_content,
 )
 from kebab_chunk.model import Chunk
 
@@ -47,13 +45,13 @@ def to_beam_rag_chunk(
 ) -> BeamChunk:
     """One record as a Beam RAG chunk.
 
-    ``contextualized`` makes the text ``contextualize(chunk)`` (heading path and captions
-    first), the string to embed; the record's own text is recoverable either way (from
-    ``"full"`` metadata). ``metadata`` is ``"full"`` or ``"flat"`` (module doc).
+    ``contextualized`` makes the text the record's ``embed_text`` (the one text to embed);
+    the record is recoverable either way (from ``"full"`` metadata). ``metadata`` is
+    ``"full"`` or ``"flat"`` (module doc).
     """
     record = as_record(chunk)
     values = adapter_metadata(record, contextualized=contextualized, metadata=metadata)
-    text = contextualize(record) if contextualized else record.text
+    text = adapter_text(record, contextualized=contextualized)
     return BeamChunk(
         content=Content(text=text), id=record.chunk_id, index=record.position, metadata=values
     )
@@ -61,17 +59,14 @@ def to_beam_rag_chunk(
 
 def chunk_from_beam_rag_chunk(chunk: BeamChunk) -> Chunk:
     """The record a Beam RAG chunk made by :func:`to_beam_rag_chunk` came from."""
-    text = chunk.content.text or ""
-    if chunk.metadata.get(CONTENT_KIND_KEY) == "contextualized":
-        text = strip_context(chunk.metadata, text)
-    return record_from_metadata(chunk.metadata, text)
+    return record_from_content(chunk.metadata, chunk.content.text or "")
 
 
 class ToBeamRagChunks(beam.PTransform[PCollection[Any], PCollection[BeamChunk]]):
     """PCollection of chunk records (or their dict form) → Beam RAG ``Chunk`` objects.
 
-    ``contextualized=True`` gives each text its heading path and captions first
-    (``contextualize``), so the embedding sees which section the chunk came from;
+    ``contextualized=True`` gives each record's ``embed_text`` (heading path and captions
+    the text lacks, then the text), so the embedding sees which section it came from;
     ``metadata="flat"`` gives scalar-only metadata.
     """
 

@@ -13,7 +13,8 @@ of ``pyarrow.Table.to_pylist()``, a pandas ``DataFrame`` from
 
 * ``"full"`` (default): every record field except ``text`` as JSON values (``heading_path``
   and ``block_ids`` as lists, ``source_spans`` as a list of dicts) plus ``content_kind``
-  (``"text"`` or ``"contextualized"``), so :func:`chunk_from_langchain_document` gives the
+  (``"text"`` or ``"embed_text"``; with ``embed_text`` as the content, ``text`` is in the
+  metadata instead), so :func:`chunk_from_langchain_document` gives the
   exact record back;
 * ``"flat"``: scalars only (``str``/``int``, never a list, dict or ``None``), for vector
   stores such as Chroma that reject anything else: the record's scalar fields,
@@ -33,16 +34,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.integrations._common import (
-    CONTENT_KIND_KEY,
     MetadataMode,
     adapter_metadata,
+    adapter_text,
     as_record,
     as_records,
     check_metadata_mode,
-    contextualize,
-    record_from_metadata,
+    record_from_content,
     require,
-    strip_context,
 )
 from kebab_chunk.model import Chunk
 
@@ -67,15 +66,16 @@ def to_langchain_document(
 ) -> Document:
     """One record (in any accepted form) as a ``Document``.
 
-    ``contextualized`` makes the text ``contextualize(chunk)`` (heading path and captions
-    first), the string to embed; the record's own text is recoverable either way.
+    ``contextualized`` makes the text the record's ``embed_text`` (heading path and captions
+    the text lacks, then the text: the one text to embed); the record is recoverable either
+    way.
     ``metadata`` is ``"full"`` or ``"flat"`` (module doc).
     """
     documents = require("langchain_core.documents", "langchain-core", "langchain")
     record = as_record(chunk)
     document: Document = documents.Document(
         id=record.chunk_id,
-        page_content=contextualize(record) if contextualized else record.text,
+        page_content=adapter_text(record, contextualized=contextualized),
         metadata=adapter_metadata(record, contextualized=contextualized, metadata=metadata),
     )
     return document
@@ -105,11 +105,7 @@ def chunk_from_langchain_document(document: Document) -> Chunk:
     A flat-metadata Document gives a one-sentence ``ValueError``: look its ``chunk_id``
     up in the records instead.
     """
-    metadata = document.metadata
-    text = document.page_content
-    if metadata.get(CONTENT_KIND_KEY) == "contextualized":
-        text = strip_context(metadata, text)
-    return record_from_metadata(metadata, text)
+    return record_from_content(document.metadata, document.page_content)
 
 
 def __getattr__(name: str) -> Any:

@@ -18,7 +18,7 @@ given) under the policy (``ChunkPolicy()`` unless given); the rules are in
 file (its corpus-relative path), a text gives the very records the pipeline writes.
 
 Every Document it returns has ``id = chunk_id``, ``page_content`` = the chunk text (or
-``contextualize(chunk)`` with ``contextualized=True``) and metadata = a copy of the source
+``embed_text`` with ``contextualized=True``) and metadata = a copy of the source
 Document's metadata updated with the record in the chosen form (``metadata="full"``:
 every field with exact spans, ``"flat"``: scalars only, see
 :mod:`kebab_chunk.integrations.langchain`); on a clash the record's keys win.
@@ -57,7 +57,7 @@ class KebabTextSplitter(TextSplitter):
     (``md-heading-v1`` for Markdown). ``policy``: a ``ChunkPolicy`` (``None``: the
     default). ``media_type``: read every text as this type instead of deciding per
     document. ``parser_version``: a registered parser version to use for the media type
-    it reads. ``contextualized``: Documents hold ``contextualize(chunk)``. ``metadata``:
+    it reads. ``contextualized``: Documents hold each chunk's ``embed_text``. ``metadata``:
     ``"full"`` or ``"flat"``. Bad values fail here, with one sentence.
     """
 

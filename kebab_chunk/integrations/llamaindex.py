@@ -30,16 +30,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.integrations._common import (
-    CONTENT_KIND_KEY,
     MetadataMode,
     adapter_metadata,
+    adapter_text,
     as_record,
     as_records,
     check_metadata_mode,
-    contextualize,
-    record_from_metadata,
+    record_from_content,
     require,
-    strip_context,
 )
 from kebab_chunk.model import Chunk, LineSpan
 
@@ -71,7 +69,7 @@ def to_llama_index_node(
         offsets = {"start_char_idx": spans[0].char_start, "end_char_idx": spans[-1].char_end}
     return schema.TextNode(
         id_=record.chunk_id,
-        text=contextualize(record) if contextualized else record.text,
+        text=adapter_text(record, contextualized=contextualized),
         metadata=values,
         excluded_embed_metadata_keys=hidden,
         excluded_llm_metadata_keys=hidden,
@@ -106,11 +104,7 @@ def chunk_from_llama_index_node(node: Any) -> Chunk:
     A flat-metadata node gives a one-sentence ``ValueError``: look its ``chunk_id`` up in
     the records instead.
     """
-    metadata: dict[str, Any] = node.metadata
-    text: str = node.text
-    if metadata.get(CONTENT_KIND_KEY) == "contextualized":
-        text = strip_context(metadata, text)
-    return record_from_metadata(metadata, text)
+    return record_from_content(node.metadata, node.text)
 
 
 def __getattr__(name: str) -> Any:

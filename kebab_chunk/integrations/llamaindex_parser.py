@@ -64,7 +64,7 @@ class KebabNodeParser(NodeParser):
     (``md-heading-v1`` for Markdown). ``policy``: a ``ChunkPolicy`` (``None``: the
     default). ``media_type``: read every text as this type instead of deciding per
     document. ``parser_version``: a registered parser version to use for the media type
-    it reads. ``contextualized``: nodes hold ``contextualize(chunk)``. ``metadata``:
+    it reads. ``contextualized``: nodes hold each chunk's ``embed_text``. ``metadata``:
     ``"full"`` or ``"flat"``. Bad values fail here, with one sentence.
     """
 
@@ -77,7 +77,7 @@ class KebabNodeParser(NodeParser):
     )
     parser_version: str | None = Field(default=None, description="Parser version to use.")
     contextualized: bool = Field(
-        default=False, description="Node text is contextualize(chunk), not the chunk text."
+        default=False, description="Node text is the chunk's embed_text, not the chunk text."
     )
     metadata: Literal["full", "flat"] = Field(
         default="full", description="'full': the whole record; 'flat': scalars only."

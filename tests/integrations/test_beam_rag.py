@@ -9,7 +9,7 @@ from apache_beam.ml.rag.types import Content
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from kebab_chunk.chunkers.contextualize import contextualize
+from kebab_chunk.chunkers.embedding import embed_text
 from kebab_chunk.integrations.beam_rag import (
     ToBeamRagChunks,
     chunk_from_beam_rag_chunk,
@@ -41,8 +41,10 @@ def test_round_trip_gives_the_same_records(records: list[Chunk]) -> None:
 def test_contextualized_text(records: list[Chunk]) -> None:
     record = next(r for r in records if r.captions)
     converted = to_beam_rag_chunk(record, contextualized=True)
-    assert converted.content.text == contextualize(record)
-    assert converted.metadata["content_kind"] == "contextualized"
+    assert converted.content.text == embed_text(record)  # the record has none: the recipe
+    assert converted.metadata["content_kind"] == "embed_text"
+    given = record.model_copy(update={"embed_text": "as the pipeline wrote it"})
+    assert to_beam_rag_chunk(given, contextualized=True).content.text == given.embed_text
 
 
 def test_transform_in_a_pipeline(records: list[Chunk]) -> None:

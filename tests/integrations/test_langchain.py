@@ -7,7 +7,9 @@ import sys
 import pytest
 from langchain_core.documents import Document
 
+from kebab_chunk import get_chunker, make_policy, parse_document
 from kebab_chunk.chunkers.contextualize import contextualize
+from kebab_chunk.chunkers.embedding import embed_text, with_embedding
 from kebab_chunk.integrations.langchain import (
     chunk_from_langchain_document,
     to_langchain_document,
@@ -48,12 +50,13 @@ def test_round_trip_survives_json_serialisation(records: list[Chunk]) -> None:
         assert chunk_from_langchain_document(stored) == record
 
 
-def test_contextualized_content_is_the_projects_contextualize(records: list[Chunk]) -> None:
+def test_contextualized_content_is_the_records_embed_text(records: list[Chunk]) -> None:
     nested = next(r for r in records if len(r.heading_path) == 2)
     document = to_langchain_document(nested, contextualized=True)
-    assert document.page_content == contextualize(nested)
-    assert document.page_content.startswith("Install\nConfigure\n")
-    assert document.metadata["content_kind"] == "contextualized"
+    assert document.page_content == embed_text(nested)
+    assert document.page_content.startswith("Install\n## Configure\n")  # no heading twice
+    assert document.metadata["content_kind"] == "embed_text"
+    assert document.metadata["text"] == nested.text and "embed_text" in document.metadata
 
 
 def test_dict_records_are_accepted(records: list[Chunk]) -> None:
@@ -61,11 +64,19 @@ def test_dict_records_are_accepted(records: list[Chunk]) -> None:
     assert to_langchain_document(as_json) == to_langchain_document(records[0])
 
 
-def test_a_document_with_foreign_content_is_refused(records: list[Chunk]) -> None:
-    document = to_langchain_document(records[-1], contextualized=True)
-    document.page_content = "something else"
+def test_documents_stored_with_the_old_contextualized_content_still_read_back(
+    records: list[Chunk],
+) -> None:
+    """Before embed_text, contextualized content was contextualize(chunk) with
+    content_kind "contextualized"; vector stores hold such Documents, so they still give
+    their record back, and content that is not of that form is refused."""
+    record = records[-1]
+    metadata = {**to_langchain_document(record).metadata, "content_kind": "contextualized"}
+    old = Document(id=record.chunk_id, page_content=contextualize(record), metadata=metadata)
+    assert chunk_from_langchain_document(old) == record
+    old.page_content = "something else"
     with pytest.raises(ValueError, match="contextualize"):
-        chunk_from_langchain_document(document)
+        chunk_from_langchain_document(old)
 
 
 def test_missing_langchain_gives_an_install_hint(
@@ -74,3 +85,19 @@ def test_missing_langchain_gives_an_install_hint(
     monkeypatch.setitem(sys.modules, "langchain_core.documents", None)
     with pytest.raises(ImportError, match=r"pip install langchain-core"):
         to_langchain_document(records[0])
+
+
+def test_a_label_with_its_own_embed_text_needs_it_filled_in() -> None:
+    """hybrid-v2 shortens context to its budget, which the record does not hold: a record
+    made by the chunker directly is refused in one sentence; filled in, it converts."""
+    policy = make_policy(target_tokens=64, overlap_tokens=0)
+    chunker = get_chunker("hybrid-v2")
+    doc = parse_document(b"# Guide\n\n## Setup\n\nInstall it with pip.\n", "guide.md")
+    raw = chunker.chunk(doc, policy)
+    with pytest.raises(ValueError, match=r"has no embed_text and hybrid-v2 makes its own") as info:
+        to_langchain_document(raw[0], contextualized=True)
+    assert "\n" not in str(info.value)
+    filled = with_embedding(raw, chunker, policy)
+    document = to_langchain_document(filled[0], contextualized=True)
+    assert document.page_content == filled[0].embed_text == "Guide\nSetup\nInstall it with pip."
+    assert chunk_from_langchain_document(document) == filled[0]

@@ -7,7 +7,7 @@ import sys
 import pytest
 from llama_index.core import schema
 
-from kebab_chunk.chunkers.contextualize import contextualize
+from kebab_chunk.chunkers.embedding import embed_text
 from kebab_chunk.integrations.llamaindex import (
     chunk_from_llama_index_node,
     to_llama_index_node,
@@ -48,4 +48,4 @@ def test_round_trip_gives_the_same_records(records: list[Chunk]) -> None:
 
 def test_contextualized_text(records: list[Chunk]) -> None:
     record = next(r for r in records if len(r.heading_path) == 2)
-    assert to_llama_index_node(record, contextualized=True).text == contextualize(record)
+    assert to_llama_index_node(record, contextualized=True).text == embed_text(record)

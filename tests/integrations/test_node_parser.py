@@ -11,7 +11,6 @@ from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.node_parser import NodeParser
 from llama_index.core.schema import Document, MetadataMode, NodeRelationship, TextNode
 
-from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.integrations import FLAT_KEYS
 from kebab_chunk.integrations.llamaindex import KebabNodeParser, chunk_from_llama_index_node
 from kebab_chunk.model import Chunk, make_policy
@@ -106,7 +105,7 @@ def test_flat_metadata_contextualized_text_and_another_label() -> None:
         record = chunk_from_llama_index_node(full_node)
         assert record.chunker_version == "md-header-chars-v1"
         assert node.node_id == record.chunk_id
-        assert node.get_content(metadata_mode=MetadataMode.NONE) == contextualize(record)
+        assert node.get_content(metadata_mode=MetadataMode.NONE) == record.embed_text
         assert list(node.metadata) == ["file_path", *FLAT_KEYS, "content_kind"]
         assert all(type(v) in (str, int) for v in node.metadata.values())
 

@@ -13,7 +13,6 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_text_splitters import TextSplitter
 
-from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.errors import UnknownChunkerError
 from kebab_chunk.integrations import FLAT_KEYS
 from kebab_chunk.integrations.langchain import KebabTextSplitter, chunk_from_langchain_document
@@ -132,7 +131,7 @@ def test_flat_metadata_and_contextualized_text() -> None:
     for flat_doc, full_doc in zip(documents, full, strict=True):
         record = chunk_from_langchain_document(full_doc)
         assert flat_doc.id == record.chunk_id
-        assert flat_doc.page_content == contextualize(record)
+        assert flat_doc.page_content == record.embed_text
         assert list(flat_doc.metadata) == ["source", "tags", *FLAT_KEYS, "content_kind"]
         assert all(type(v) in (str, int) for v in flat_doc.metadata.values())
 
