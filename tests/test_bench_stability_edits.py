@@ -60,6 +60,11 @@ def test_the_ideal_counts_chunks_overlapping_the_edit() -> None:
     assert Edit("insert_paragraph", 4, 4, "ab").apply("0123456789") == "0123ab456789"
 
 
+def _span_of(text: str, words: str, line: int) -> list[LineSpan]:
+    start = text.index(words)
+    return [LineSpan(line_start=line, line_end=line, char_start=start, char_end=start + len(words))]
+
+
 def test_a_renamed_heading_touches_every_chunk_of_its_section() -> None:
     """The heading is in the heading path of every chunk below it, down to the next heading
     of its level or higher, so the ideal re-embeds all of them and nothing after."""
@@ -73,22 +78,7 @@ def test_a_renamed_heading_touches_every_chunk_of_its_section() -> None:
         edits[text[e.start : e.end]] = e
     b = edits["B"]
     assert b.section_end == text.index("## D")
-    inside = [
-        LineSpan(
-            line_start=11,
-            line_end=11,
-            char_start=text.index("body c"),
-            char_end=text.index("body c") + 6,
-        )
-    ]
-    after = [
-        LineSpan(
-            line_start=15,
-            line_end=15,
-            char_start=text.index("body d"),
-            char_end=text.index("body d") + 6,
-        )
-    ]
+    inside, after = (_span_of(text, "body c", 11), _span_of(text, "body d", 15))
     assert b.touches(inside) and not b.touches(after)
     assert edits["A"].section_end == len(text)
 
