@@ -17,10 +17,11 @@ Chunk ids are content-addressed, so comparing two outputs is a join on
   ``reembed_chunks`` is their number;
 * ``ideal_reembed_chunks`` / ``ideal_reembed_tokens`` — what an ideal chunker would have
   re-embedded: only the NEW chunks that overlap the edited characters of each changed
-  document (:func:`ideal_reembed`), every chunk of a document only in NEW, nothing for a
-  document only in OLD. A changed document whose chunks are not exact slices of its source
-  (so its edited characters cannot be found) counts all its chunks to re-embed, and
-  ``ideal_note`` says so; when no changed document can be located the ideal is ``None``.
+  document or sit under a heading path it did not have (:func:`ideal_reembed`), every
+  chunk of a document only in NEW, nothing for a document only in OLD. A changed document
+  whose chunks are not exact slices of its source (so its edited characters cannot be
+  found) counts all its chunks to re-embed, and ``ideal_note`` says so; when no changed
+  document can be located the ideal is ``None``.
 
 This module reads Parquet with pyarrow only (no pipeline runs); :func:`open_output` is also
 how the incremental pipeline checks its ``--previous`` directory on the launching machine.
@@ -396,6 +397,10 @@ def _by_document(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, list[Mappin
     return docs
 
 
+def _heading_path(row: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(row.get("heading_path") or ())
+
+
 def ideal_reembed(
     old: Mapping[str, Mapping[str, Any]],
     new: Mapping[str, Mapping[str, Any]],
@@ -409,11 +414,13 @@ def ideal_reembed(
     covered characters of the document before and after; the edit is what lies between
     their common prefix and common suffix (for several edits in one document, one range
     from the first to the last). The ideal re-embeds the NEW chunks to re-embed that overlap
-    that range — for a document only in NEW, all of them. This needs chunks that are exact
-    slices of a ``lines`` source (:func:`_locate`): a changed document without any (rendered
-    HTML, PDF pages, DOCX elements) keeps all its chunks to re-embed in the ideal, and when
-    no changed document can be located there is no ideal (None); chunks that are not exact
-    (image references) are located as whole units. ``note`` says which of these happened.
+    that range or sit under a heading path the document did not have before (a renamed or
+    new heading is in the text every chunk below it embeds) — for a document only in NEW,
+    all of them. This needs chunks that are exact slices of a ``lines`` source
+    (:func:`_locate`): a changed document without any (rendered HTML, PDF pages, DOCX
+    elements) keeps all its chunks to re-embed in the ideal, and when no changed document
+    can be located there is no ideal (None); chunks that are not exact (image references)
+    are located as whole units. ``note`` says which of these happened.
     """
     before, after = _by_document(old), _by_document(new)
     chunks = tokens = located = 0
@@ -432,7 +439,13 @@ def ideal_reembed(
                 if old_source.opaque or new_source.opaque:
                     approximate.append(str(rows[0]["source_uri"]))
                 start, end = _edited_range(old_source.chars, new_source.chars)
-                todo = [row for row in todo if _overlaps(_hull(row) or (0, 0), start, end)]
+                paths = {_heading_path(row) for row in before[doc]}
+                todo = [
+                    row
+                    for row in todo
+                    if _overlaps(_hull(row) or (0, 0), start, end)
+                    or _heading_path(row) not in paths
+                ]
         chunks += len(todo)
         tokens += sum(int(row["token_estimate"]) for row in todo)
     notes = []

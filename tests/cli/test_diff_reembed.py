@@ -200,3 +200,27 @@ def test_a_label_without_an_ideal_says_why_in_the_text_report() -> None:
             row.update(parser_version="v", policy_hash="x")
     text = format_diff(OutputDiff("OLD", "NEW", [compare_label("pdf-page-v1", old, new)]))
     assert "re-embed 1 chunks (17 tokens); ideal not computed: the chunks of 1" in text
+
+
+def test_the_ideal_re_embeds_a_renamed_headings_section() -> None:
+    """A renamed heading is in the text every chunk below it embeds: a chunk that keeps its
+    id there is modified, and no chunker could avoid re-embedding it, so the ideal counts
+    it although it does not overlap the edited characters; a chunk under an unchanged
+    heading path that does not overlap them stays out."""
+    old = {
+        "a1": _row("a", "a1", "# Setup", 0),
+        "a2": _row("a", "a2", "Body under setup.", 9),
+        "a3": _row("a", "a3", "# Other", 28),
+        "a4": _row("a", "a4", "Body under other.", 37),
+    }
+    new = {
+        "a1x": _row("a", "a1x", "# Setup renamed", 0),
+        "a2": _row("a", "a2", "Body under setup.", 17),
+        "a3x": _row("a", "a3x", "# Other", 36),  # an id that rippled, outside the edit
+        "a4": _row("a", "a4", "Body under other.", 45),
+    }
+    for rows, setup in ((old, "Setup"), (new, "Setup renamed")):
+        for row in rows.values():
+            row["heading_path"] = [setup] if row["chunk_id"] in ("a1", "a1x", "a2") else ["Other"]
+    ideal = ideal_reembed(old, new, {"a1x", "a2", "a3x"})
+    assert (ideal.chunks, ideal.tokens) == (2, len("# Setup renamed") + len("Body under setup."))
