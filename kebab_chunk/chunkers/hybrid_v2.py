@@ -61,7 +61,7 @@ from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import CutRule
 
-__all__ = ["HybridV2Chunker", "embedded_text", "part_ranges", "trim_context"]
+__all__ = ["Draft", "HybridV2Chunker", "Run", "embedded_text", "part_ranges", "trim_context"]
 
 VERSION = "hybrid-v2"
 _log = logging.getLogger(__name__)
@@ -296,7 +296,7 @@ class _Where:
 
 
 @dataclass(slots=True)
-class _Draft:
+class Draft:
     """A chunk in the making: a piece of one element, or a group of merged pieces, with its
     counted tokens."""
 
@@ -311,11 +311,11 @@ class _Draft:
     element: int
     section: int
     slice_start: int  # offset of the start inside the first block's text (the id guard)
-    members: Sequence[_Draft] = ()
+    members: Sequence[Draft] = ()
     exact: int | None = None  # a merged group's exact count, when the cuts prove it
 
 
-class _Run:
+class Run:
     """One pass over one document: tokenizer, budget, caches and the warnings sink."""
 
     def __init__(
@@ -327,6 +327,7 @@ class _Run:
     ) -> None:
         self.doc = doc
         self.policy = policy
+        self.version = chunker.version
         self.tokenizer = get_tokenizer(policy.tokenizer)
         self.count = chunker.counter(self.tokenizer)
         self.adds_up = chunker.cut_rule(self.tokenizer)
@@ -429,7 +430,7 @@ class _Run:
         )
 
     # -- step 2: split ---------------------------------------------------------------
-    def stream(self, elements: Iterator[Element]) -> Iterator[_Draft]:
+    def stream(self, elements: Iterator[Element]) -> Iterator[Draft]:
         """The pieces of every element in order (most elements fit whole: one piece)."""
         for index, el in enumerate(elements):
             where = self._where(el)
@@ -442,7 +443,7 @@ class _Run:
 
     def _split(
         self, index: int, el: Element, where: _Where, whole: _Context, tokens: int
-    ) -> Iterator[_Draft]:
+    ) -> Iterator[Draft]:
         """Pieces of an element whose contextualised form (``tokens``) is over budget."""
         first = self._trimmed(el)
         if not el.text.strip():  # a media reference with a huge caption: keep it, trimmed
@@ -495,7 +496,7 @@ class _Run:
         end: int,
         context: _Context,
         tokens: int,
-    ) -> _Draft:
+    ) -> Draft:
         text = el.text
         whole = start == 0 and end == len(text)
         if where.parts is not None:
@@ -507,13 +508,13 @@ class _Run:
             spans = el.spans
         else:
             spans = el.anchor.locate(start, end)
-        return _Draft(
+        return Draft(
             text if whole else text[start:end], spans, el.anchor.kind, el.block_ids, context,
             el.is_slice or not whole, tokens, True, index, where.section, where.offset + start,
         )  # fmt: skip
 
     # -- step 3: merge peers -------------------------------------------------------------
-    def _joiner(self, a: _Draft, b: _Draft) -> str | None:
+    def _joiner(self, a: Draft, b: Draft) -> str | None:
         """Text between ``a`` and ``b`` in a merged chunk, or None when they must stay apart.
 
         Pieces of one section only, with the same context. Source slices join only over a
@@ -534,13 +535,13 @@ class _Run:
             cost = self._gap_tokens[gap] = self.count(gap) - self._empty
         return cost
 
-    def _estimate(self, a: _Draft, b: _Draft, gap: str) -> int:
+    def _estimate(self, a: Draft, b: Draft, gap: str) -> int:
         """Counted tokens of ``a`` + ``gap`` + ``b``, from the parts' counts (see v1)."""
         return (
             a.tokens + b.tokens - self._empty - self._prefix_cost(a.context) + self._gap_cost(gap)
         )
 
-    def _exact(self, a: _Draft, b: _Draft, gap: str) -> int | None:
+    def _exact(self, a: Draft, b: Draft, gap: str) -> int | None:
         """Exact counted tokens of ``a`` + ``gap`` + ``b`` from proven cuts, or None (see v1)."""
         rule = self.adds_up
         a_count = a.tokens if a.tokens_known else a.exact
@@ -569,13 +570,13 @@ class _Run:
             cost = self._tail_tokens[key] = self.count(key) - self.count(tail)
         return cost
 
-    def _join(self, a: _Draft, b: _Draft, gap: str) -> _Draft:
-        if a.kind == "slice":
+    def _join(self, a: Draft, b: Draft, gap: str) -> Draft:
+        if a.kind == "slice" and b.kind == "slice":
             spans = [*a.spans[:-1], *joined_spans(a.spans[-1], b.spans[0]), *b.spans[1:]]
         else:
             spans = [*a.spans, *(s for s in b.spans if s not in a.spans[-1:])]
         ids = [*a.block_ids, *(i for i in b.block_ids if i not in a.block_ids)]
-        return _Draft(
+        return Draft(
             text=a.text + gap + b.text,
             spans=spans,
             kind=a.kind if a.kind == b.kind else "rendered",
@@ -591,9 +592,9 @@ class _Run:
             exact=self._exact(a, b, gap),
         )
 
-    def merged(self, pieces: Iterator[_Draft]) -> Iterator[_Draft]:
+    def merged(self, pieces: Iterator[Draft]) -> Iterator[Draft]:
         """Greedy peer merging within a section; every group yielded has a verified count."""
-        group: _Draft | None = None
+        group: Draft | None = None
         for piece in pieces:
             if group is not None and self.policy.merge_peers:
                 gap = self._joiner(group, piece)
@@ -609,7 +610,7 @@ class _Run:
         if group is not None:
             yield from self._verified(group)
 
-    def _verified(self, group: _Draft) -> Iterator[_Draft]:
+    def _verified(self, group: Draft) -> Iterator[Draft]:
         if group.tokens_known:
             yield group
             return
@@ -636,7 +637,7 @@ class _Run:
         yield current
 
     # -- records -------------------------------------------------------------------
-    def record(self, position: int, piece: _Draft) -> Chunk:
+    def record(self, position: int, piece: Draft) -> Chunk:
         context = piece.context
         tokens = piece.tokens
         if context.trimmed:  # counted with fewer context lines: the full ones may fit this piece
@@ -645,7 +646,7 @@ class _Run:
                 tokens = full
         return make_chunk(
             self.doc,
-            chunker_version=VERSION,
+            chunker_version=self.version,
             policy=self.policy,
             position=position,
             text=piece.text,
@@ -680,6 +681,8 @@ class HybridV2Chunker(TokenAwareChunker):
     """Chunker protocol implementation for ``hybrid-v2``."""
 
     version = VERSION
+    #: The pass that splits and merges one document (a later version overrides a step).
+    run_class: type[Run] = Run
     accepts_description = (
         "any document: hierarchical chunks split and merged so that the contextualised "
         "text fits max_tokens of the policy's tokenizer; cites only what a chunk holds"
@@ -707,7 +710,7 @@ class HybridV2Chunker(TokenAwareChunker):
         warnings: list[str] | None,
     ) -> Iterator[Chunk]:
         """The elements split and merged to the budget, streamed (lazy)."""
-        run = _Run(self, doc, policy, warnings)
+        run = self.run_class(self, doc, policy, warnings)
         for position, piece in enumerate(run.merged(run.stream(elements))):
             yield run.record(position, piece)
 
@@ -722,7 +725,7 @@ class HybridV2Chunker(TokenAwareChunker):
             policy = self._policies.get(chunk.policy_hash)
             if policy is None:
                 raise UsageError(
-                    f"{VERSION} needs the policy a chunk was made with to build its text to "
+                    f"{self.version} needs the policy a chunk was made with to build its text to "
                     f"embed, and this chunker has not chunked with policy {chunk.policy_hash}; "
                     "pass that policy as embed_text(chunk, policy)"
                 )

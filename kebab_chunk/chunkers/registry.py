@@ -32,6 +32,7 @@ _REGISTRY: dict[str, str] = {
     "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
     "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
     "hybrid-v2": "kebab_chunk.chunkers.hybrid_v2:HybridV2Chunker",
+    "hybrid-v3": "kebab_chunk.chunkers.hybrid_v3:HybridV3Chunker",
 }
 
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced

@@ -188,6 +188,10 @@ PROMISES: dict[str, Callable[[Ctx], None]] = {
     "hybrid-v2": lambda ctx: hybrid_v2_promises(
         ctx.gen.doc, ctx.chunks, ctx.policy, ctx.gen.source if ctx.gen.exact else None
     ),
+    # hybrid-v3 makes the same promises (a merged slice + rendered chunk has several spans).
+    "hybrid-v3": lambda ctx: hybrid_v2_promises(
+        ctx.gen.doc, ctx.chunks, ctx.policy, ctx.gen.source if ctx.gen.exact else None
+    ),
 }
 
 
