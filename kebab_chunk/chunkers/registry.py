@@ -38,17 +38,19 @@ _REGISTRY: dict[str, str] = {
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced
 #: the v1 defaults (docs/decisions.md, "Default labels and parsers by measurement"): level
 #: retrieval on the evaluation data, exact citations, and the v1 defects gone; the v1
-#: labels stay registered and reproduce old outputs with ``--chunkers``.
+#: labels stay registered and reproduce old outputs with ``--chunkers``. hybrid-v3 replaced
+#: hybrid-v2 for the formats it chunks (docs/decisions.md, "hybrid-v3 merges a slice with a
+#: rendered element"): the same chunks except no one-line chunk beside a table or list.
 DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
     "text/markdown": ("md-heading-v2",),
     "text/plain": ("md-heading-v2",),
     "application/pdf": ("pdf-page-v2",),
     # Formats whose block text is rendered, not a source slice: the token-aware chunker.
-    "text/html": ("hybrid-v2",),
-    "text/csv": ("hybrid-v2",),
-    "text/tab-separated-values": ("hybrid-v2",),
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ("hybrid-v2",),
-    "application/vnd.docling+json": ("hybrid-v2",),
+    "text/html": ("hybrid-v3",),
+    "text/csv": ("hybrid-v3",),
+    "text/tab-separated-values": ("hybrid-v3",),
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ("hybrid-v3",),
+    "application/vnd.docling+json": ("hybrid-v3",),
 }
 
 

@@ -130,14 +130,14 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-merge-peers",
         dest="merge_peers",
         action="store_false",
-        help="md-heading-v2, hybrid-v1 and hybrid-v2: keep neighbouring pieces apart "
+        help="md-heading-v2 and hybrid-v1 to v3: keep neighbouring pieces apart "
         "instead of merging them while they fit",
     )
     parser.add_argument(
         "--no-merge-list-items",
         dest="merge_list_items",
         action="store_false",
-        help="hierarchical-v1, hybrid-v1 and hybrid-v2: one chunk per list item instead of "
+        help="hierarchical-v1 and hybrid-v1 to v3: one chunk per list item instead of "
         "per list",
     )
 

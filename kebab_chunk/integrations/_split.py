@@ -17,8 +17,7 @@ splitter gives exactly the records the pipeline writes for the same file, name a
   the metadata or name names (a PDF, a DOCX, a JSON or source file) means the text was
   already extracted by a loader, so it is read as plain text.
 * **Label**: the splitter's ``chunker`` when given, else the pipeline's default for the
-  media type (``md-heading-v1`` for Markdown and plain text, ``hybrid-v1`` for HTML, CSV
-  and docling JSON).
+  media type (``DEFAULT_LABELS_BY_MEDIA_TYPE`` in ``kebab_chunk.chunkers.registry``).
 
 Character offsets in the records' spans index the text as given (the decoded source),
 except that a leading byte-order mark is not counted, as for files.
