@@ -5,10 +5,11 @@ same embedding model (:class:`kebab_chunk.eval.embed.Embedder`, all-MiniLM-L6-v2
 default) and the same retrieval and metric code as ``kebab-chunk eval``
 (:mod:`kebab_chunk.eval.run`, :mod:`kebab_chunk.eval.metrics`):
 
-- **ours**: each ``--setting`` (default ``md-heading-v1``, ``hybrid-v1`` and
-  ``md-header-chars-v1`` at 128, 192 and 256 target tokens, no overlap, ``bytes-3``),
-  through :func:`kebab_chunk.eval.run.evaluate` itself; a chunk's character ranges come
-  from its spans;
+- **ours**: each ``--setting`` (default: the current labels ``md-heading-v2``,
+  ``hybrid-v3`` and ``md-header-chars-v2`` at 128, 192 and 256 target tokens, no overlap,
+  ``bytes-3``), through :func:`kebab_chunk.eval.run.evaluate` itself, embedding each
+  record's ``embed_text`` (what the pipeline writes to be embedded); a chunk's character
+  ranges come from its spans;
 - **peers**: LangChain ``RecursiveCharacterTextSplitter``, ``semchunk``, chonkie
   ``RecursiveChunker`` and ``TokenChunker``, all counting characters, no overlap. A peer
   returns strings only, so each chunk is located in its document with ``str.find``, starting
@@ -55,11 +56,12 @@ from kebab_chunk.tokenizers import get_tokenizer
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DATA = Path("/work/shared/eval/chunking-evaluation-dev")
-LABELS = ("md-heading-v1", "hybrid-v1", "md-header-chars-v1")
+LABELS = ("md-heading-v2", "hybrid-v3", "md-header-chars-v2")
 TARGETS = (128, 192, 256)
 DEFAULT_SETTINGS = tuple(f"{label}:{target}:0" for label in LABELS for target in TARGETS)
 SIZE_GRID = range(50, 3001, 10)
 TOKENIZER = "bytes-3"  # the mean tokens column, as kebab-chunk eval's default
+EMBED: run.EmbedMode = "embed_text"  # what our records offer to embed (a peer has only its text)
 
 Split = Callable[[str], list[str]]
 
@@ -249,7 +251,9 @@ def measure(
 
         embedder = Embedder.load()
     print(f"scoring {len(parsed)} settings of ours ...", flush=True)
-    result = run.evaluate(questions, corpus, parsed, embedder, k=k, model=DEFAULT_MODEL)
+    result = run.evaluate(
+        questions, corpus, parsed, embedder, k=k, embed=EMBED, model=DEFAULT_MODEL
+    )
     rows = [
         _row(
             ours=True,
@@ -310,7 +314,7 @@ def measure(
         "machine": report.machine(),
         "versions": versions,
         "model": DEFAULT_MODEL,
-        "embed": "text",
+        "embed": {"ours": EMBED, "peers": "text"},
         "k": k,
         "tokenizer": TOKENIZER,
         "questions": len(questions),
@@ -325,6 +329,15 @@ def measure(
         "not_run": not_run,
         "rows": rows,
     }
+
+
+def _embedded(figures: Mapping[str, Any]) -> str:
+    """What was embedded, in words (older result files say ``"text"`` for both sides)."""
+    embed = figures.get("embed", "text")
+    ours = embed.get("ours", "text") if isinstance(embed, dict) else embed
+    if ours == "text":
+        return "the chunk text"
+    return f"our records' `{ours}` and the peers' chunk text"
 
 
 def render_markdown(figures: Mapping[str, Any]) -> str:
@@ -343,7 +356,7 @@ def render_markdown(figures: Mapping[str, Any]) -> str:
         "",
         f"Measured {figures['date']} on {m['cpu']} ({m['cpus']} cores), {m['platform']}, "
         f"Python {m['python']}, by `python -m benchmarks eval`. Versions: {versions}. "
-        f"Model {figures['model']}, embedding the chunk text; top {k} of one index over "
+        f"Model {figures['model']}, embedding {_embedded(figures)}; top {k} of one index over "
         f"{files}; {figures['questions']} questions. Recall, precision and IoU over "
         "character ranges, as `kebab-chunk eval` defines them (docs/eval.md), averaged "
         "over questions.",
