@@ -61,45 +61,11 @@ from kebab_chunk.model import (
 from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import Counter, CounterCache
 
-__all__ = ["PdfPageV2Chunker"]
+__all__ = ["Member", "PdfPageV2Chunker", "Run"]
 
 VERSION = "pdf-page-v2"
 _PDF_MEDIA_TYPE = "application/pdf"
 _FIRST_WORD = re.compile(r"\s*\S+")
-
-
-class PdfPageV2Chunker:
-    """Page-aware chunker for PDF documents, sized by any tokenizer (see the module doc)."""
-
-    version = VERSION
-    accepts_description = (
-        "PDF documents (every block a paragraph or heading with one page span, as "
-        "pdf-text-v1 and pdf-text-v2 make)"
-    )
-    #: Counts with whatever tokenizer the policy names.
-    uses_tokenizers: frozenset[str] | None = None
-
-    def __init__(self) -> None:
-        self._counters = CounterCache()
-
-    def accepts(self, doc: CanonicalDocument) -> bool:
-        """True when every block is a page-spanned paragraph or heading (an empty document
-        must be a PDF)."""
-        if not doc.blocks:
-            return doc.media_type == _PDF_MEDIA_TYPE
-        return all(_page_span(block) is not None for block in doc.blocks)
-
-    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
-        """All chunks of ``doc`` in page order; raises UnsupportedDocumentError for others."""
-        if not self.accepts(doc):
-            raise UnsupportedDocumentError(
-                f"pdf-page-v2 needs a PDF document whose blocks are paragraphs or headings "
-                f"citing one exact page range each, but {doc.source_uri!r} is not one; parse "
-                "it with a PDF parser (pdf-text-v1) or use a chunker that accepts any "
-                "document (such as hierarchical-v1)."
-            )
-        tokenizer = get_tokenizer(policy.tokenizer)
-        return _Run(doc, policy, self._counters.get(tokenizer), budget_of(policy, tokenizer)).run()
 
 
 def _page_span(block: Block) -> PageSpan | None:
@@ -114,7 +80,7 @@ def _page_span(block: Block) -> PageSpan | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Member:
+class Member:
     """One block of a run, its page span and where its text starts in the run's text."""
 
     block: Block
@@ -122,13 +88,19 @@ class _Member:
     offset: int
 
 
-class _Run:
+class Run:
     """One chunking pass over one document."""
 
     def __init__(
-        self, doc: CanonicalDocument, policy: ChunkPolicy, count: Counter, budget: int
+        self,
+        doc: CanonicalDocument,
+        policy: ChunkPolicy,
+        count: Counter,
+        budget: int,
+        version: str = VERSION,
     ) -> None:
         self.doc = doc
+        self.version = version
         self.policy = policy
         self.count = count
         self.budget = budget
@@ -137,7 +109,7 @@ class _Run:
 
     def run(self) -> list[Chunk]:
         """Group touching blocks of one page into runs and cut each run."""
-        group: list[_Member] = []
+        group: list[Member] = []
         length = 0
         for block in self.doc.blocks:
             span = _page_span(block)
@@ -147,12 +119,12 @@ class _Run:
                 if last.page != span.page or last.char_end != span.char_start:
                     self._cut(group)
                     group, length = [], 0
-            group.append(_Member(block, span, length))
+            group.append(Member(block, span, length))
             length += len(block.text)
         self._cut(group)
         return self.out
 
-    def _cut(self, members: Sequence[_Member]) -> None:
+    def _cut(self, members: Sequence[Member]) -> None:
         if not members:
             return
         text = "".join(m.block.text for m in members)
@@ -162,7 +134,7 @@ class _Run:
         for start, end, tokens in pieces:
             self._emit(text, members, start, end, tokens, is_slice=len(pieces) > 1)
 
-    def _pieces(self, text: str, members: Sequence[_Member]) -> list[tuple[int, int, int]]:
+    def _pieces(self, text: str, members: Sequence[Member]) -> list[tuple[int, int, int]]:
         """``(start, end, tokens)`` pieces of one run's text (see the module docstring)."""
         levels = cut_levels(text, "prose", [m.offset for m in members[1:]])
         for lo, hi in self._glued(text, members):
@@ -184,7 +156,7 @@ class _Run:
             )
         )
 
-    def _glued(self, text: str, members: Sequence[_Member]) -> list[tuple[int, int]]:
+    def _glued(self, text: str, members: Sequence[Member]) -> list[tuple[int, int]]:
         """``(start of a run of headings, start of the block below)``: no cut may fall
         after the first offset and up to the second.
 
@@ -211,7 +183,7 @@ class _Run:
     def _emit(
         self,
         text: str,
-        members: Sequence[_Member],
+        members: Sequence[Member],
         start: int,
         end: int,
         tokens: int,
@@ -231,7 +203,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=VERSION,
+                chunker_version=self.version,
                 policy=self.policy,
                 position=len(self.out),
                 text=text[start:end],
@@ -243,3 +215,40 @@ class _Run:
                 token_estimate=tokens,
             )
         )
+
+
+class PdfPageV2Chunker:
+    """Page-aware chunker for PDF documents, sized by any tokenizer (see the module doc)."""
+
+    version = VERSION
+    accepts_description = (
+        "PDF documents (every block a paragraph or heading with one page span, as "
+        "pdf-text-v1 and pdf-text-v2 make)"
+    )
+    #: Counts with whatever tokenizer the policy names.
+    uses_tokenizers: frozenset[str] | None = None
+    #: The pass that cuts one document (a later version overrides a step).
+    run_class: type[Run] = Run
+
+    def __init__(self) -> None:
+        self._counters = CounterCache()
+
+    def accepts(self, doc: CanonicalDocument) -> bool:
+        """True when every block is a page-spanned paragraph or heading (an empty document
+        must be a PDF)."""
+        if not doc.blocks:
+            return doc.media_type == _PDF_MEDIA_TYPE
+        return all(_page_span(block) is not None for block in doc.blocks)
+
+    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
+        """All chunks of ``doc`` in page order; raises UnsupportedDocumentError for others."""
+        if not self.accepts(doc):
+            raise UnsupportedDocumentError(
+                f"{self.version} needs a PDF document whose blocks are paragraphs or headings "
+                f"citing one exact page range each, but {doc.source_uri!r} is not one; parse "
+                "it with a PDF parser (pdf-text-v1) or use a chunker that accepts any "
+                "document (such as hierarchical-v1)."
+            )
+        tokenizer = get_tokenizer(policy.tokenizer)
+        count = self._counters.get(tokenizer)
+        return self.run_class(doc, policy, count, budget_of(policy, tokenizer), self.version).run()

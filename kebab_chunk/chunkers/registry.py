@@ -29,6 +29,7 @@ _REGISTRY: dict[str, str] = {
     "md-header-chars-v2": "kebab_chunk.chunkers.md_header_chars_v2:MdHeaderCharsV2Chunker",
     "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
     "pdf-page-v2": "kebab_chunk.chunkers.pdf_page_v2:PdfPageV2Chunker",
+    "pdf-page-v3": "kebab_chunk.chunkers.pdf_page_v3:PdfPageV3Chunker",
     "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
     "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
     "hybrid-v2": "kebab_chunk.chunkers.hybrid_v2:HybridV2Chunker",

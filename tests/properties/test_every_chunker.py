@@ -183,6 +183,7 @@ PROMISES: dict[str, Callable[[Ctx], None]] = {
     ),
     "pdf-page-v1": pdf_page_v1,
     "pdf-page-v2": lambda ctx: pdf_page_v2_promises(ctx.gen.pages or (), ctx.chunks, ctx.policy),
+    "pdf-page-v3": lambda ctx: pdf_page_v2_promises(ctx.gen.pages or (), ctx.chunks, ctx.policy),
     "hierarchical-v1": hierarchical_v1,
     "hybrid-v1": hybrid_v1,
     "hybrid-v2": lambda ctx: hybrid_v2_promises(
