@@ -23,13 +23,14 @@ rule and adds:
 * **permalink marks** skipped: the text of an in-page link that shows only ``#``, ``¶``,
   ``§`` or a link symbol is not part of the heading (or term) it marks.
 
-Spans follow html-v1's exact-slice rule unchanged (:mod:`.html`): a kept block has exactly
-the span html-v1 gives it. What was left out is counted in one document warning and in
-``metadata`` (``navigation_elements_dropped``, ``link_only_blocks_dropped``,
-``permalink_marks_dropped``). The
-rules run on html-v1's own tokenizer rather than on a content extractor (trafilatura,
-justext, readability), because those rebuild a tree and return text without source
-offsets, so their output could not be cited exactly.
+Spans follow html-v1's exact-slice rule unchanged (:mod:`.html`): on well-formed markup a
+kept block has exactly the span html-v1 gives it (malformed markup, such as a navigation
+element never closed, can move it around what was left out). What was left out is counted
+in one document warning and in ``metadata`` (``navigation_elements_dropped``,
+``link_only_blocks_dropped``, ``permalink_marks_dropped``). The rules run on html-v1's own
+tokenizer rather than on a content extractor (trafilatura, justext, readability), because
+those rebuild a tree and return text without source offsets, so their output could not be
+cited exactly.
 """
 
 from __future__ import annotations

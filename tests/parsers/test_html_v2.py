@@ -285,11 +285,35 @@ _PIECES = [
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
 def test_generated_markup_keeps_a_subset_of_html_v1_blocks(pieces: list[str]) -> None:
-    """On any mix of links, marks, menus and blocks, html-v2's blocks are html-v1 blocks
-    (same kind and span, in order); only heading/paragraph text may lose a mark."""
+    """On any mix of links, marks, menus and blocks, every html-v2 block is one of html-v1's
+    blocks, in order: the same kind, its span overlapping html-v1's. On well-formed markup
+    the spans are equal (the fixture tests above); on malformed markup html-v2's span may
+    end or start elsewhere around what it leaves out (the tests below pin such cases;
+    html-v2 is frozen, so they are pinned, not fixed)."""
     markup = "".join(pieces)
     old, new = v1(markup), v2(markup)
-    order = [(b.kind, span_of(b)) for b in old.blocks]
-    positions = [order.index((b.kind, span_of(b))) for b in new.blocks]
-    assert positions == sorted(positions)
-    assert len(new.blocks) <= len(old.blocks)
+    remaining = iter(old.blocks)
+    for block in new.blocks:
+        start, end = span_of(block)
+        assert any(
+            was.kind == block.kind and span_of(was)[0] < end and start < span_of(was)[1]
+            for was in remaining
+        ), (block, old.blocks)
+
+
+def test_a_block_holding_unclosed_navigation_cites_past_html_v1s_end() -> None:
+    """The one place html-v2's span differs from html-v1's (html-v2 is frozen, so this is
+    pinned, not fixed): the dropped element is never closed, so it runs to the end."""
+    markup = '<ul><li>\u00b6<div class="nav-panel"><a href="a.html">'
+    (old,), (new,) = v1(markup).blocks, v2(markup).blocks
+    assert (old.text, new.text) == ("- \u00b6", "- \u00b6")
+    assert span_of(old) == (0, markup.index("<a ")) and span_of(new) == (0, len(markup))
+
+
+def test_a_paragraph_ending_in_a_permalink_mark_cites_up_to_its_last_kept_text() -> None:
+    """A mark left out at the end of a block ends the block's span before it (html-v1's
+    span runs to the end of the link holding the mark)."""
+    markup = '<p>\u00b6<a href="#s">\u00b6</a>'
+    (old,), (new,) = v1(markup).blocks, v2(markup).blocks
+    assert (old.text, new.text) == ("\u00b6\u00b6", "\u00b6")
+    assert span_of(old) == (0, len(markup) - len("</a>")) and span_of(new) == (0, 4)
