@@ -45,7 +45,7 @@ def test_python_api_doc_examples_run_as_written(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
     out = proc.stdout
-    assert "('md-heading-v2'," in out and "('pdf-page-v2'," in out  # the composed pipeline
+    assert "('md-heading-v2'," in out and "('pdf-page-v3'," in out  # the composed pipeline
     assert "pdf/three-page-en.pdf chunked" in out  # result.documents()
     assert "pdf/encrypted-real-password.pdf" not in out  # excluded
     assert (tmp_path / "out" / "api-example" / "manifest.json").is_file()
@@ -63,8 +63,8 @@ def test_pipeline_run_writes_what_the_command_writes(tmp_path: Path) -> None:
     assert [c.position for c in chunks if c.source_uri == "README.md"] == sorted(
         c.position for c in chunks if c.source_uri == "README.md"
     )
-    pdf = kebab_chunk.read_chunks(tmp_path / "api", label="pdf-page-v2")
-    assert pdf and {c.chunker_version for c in pdf} == {"pdf-page-v2"}
+    pdf = kebab_chunk.read_chunks(tmp_path / "api", label="pdf-page-v3")
+    assert pdf and {c.chunker_version for c in pdf} == {"pdf-page-v3"}
     assert {e.source_uri for e in result.errors()} == {
         e.source_uri for e in kebab_chunk.read_errors(tmp_path / "cli")
     }

@@ -124,7 +124,7 @@ class MdHeadingV2Chunker:
             )
             raise UnsupportedDocumentError(
                 f"md-heading-v2 needs blocks with line spans (Markdown, text, HTML, CSV) but "
-                f"{doc.source_uri!r} has {kind} spans; use pdf-page-v2 for PDF documents or a "
+                f"{doc.source_uri!r} has {kind} spans; use pdf-page-v3 for PDF documents or a "
                 "chunker that accepts any document (such as hybrid-v3) for the others."
             )
         tokenizer = get_tokenizer(policy.tokenizer)

@@ -41,11 +41,12 @@ _REGISTRY: dict[str, str] = {
 #: retrieval on the evaluation data, exact citations, and the v1 defects gone; the v1
 #: labels stay registered and reproduce old outputs with ``--chunkers``. hybrid-v3 replaced
 #: hybrid-v2 for the formats it chunks (docs/decisions.md, "hybrid-v3 merges a slice with a
-#: rendered element"): the same chunks except no one-line chunk beside a table or list.
+#: rendered element"): the same chunks except no one-line chunk beside a table or list;
+#: pdf-page-v3 replaced pdf-page-v2 ("pdf-page-v3 never cuts after a list marker").
 DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
     "text/markdown": ("md-heading-v2",),
     "text/plain": ("md-heading-v2",),
-    "application/pdf": ("pdf-page-v2",),
+    "application/pdf": ("pdf-page-v3",),
     # Formats whose block text is rendered, not a source slice: the token-aware chunker.
     "text/html": ("hybrid-v3",),
     "text/csv": ("hybrid-v3",),

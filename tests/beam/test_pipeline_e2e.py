@@ -190,7 +190,7 @@ def test_manifest_accounting_closes_on_a_corpus_with_broken_files(
     assert manifest["policy_hash"] and manifest["options"]["chunkers"] is None
     defaults = {label for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values() for label in labels}
     assert manifest["chunkers"]["labels"] == sorted(defaults)
-    assert {"md-heading-v2", "pdf-page-v2"} <= defaults
+    assert {"md-heading-v2", "pdf-page-v3"} <= defaults
 
 
 def test_metrics_counters_mirror_the_manifest(runs: _Runs) -> None:
@@ -246,7 +246,7 @@ def test_output_reads_back_with_duckdb_pyarrow_and_pandas(
     assert by_duckdb == expected
     spans = duckdb.sql(
         f"SELECT s.page FROM read_parquet('{glob}', hive_partitioning = true), "
-        f"unnest(source_spans) AS t(s) WHERE {PARTITION_COLUMN} = 'pdf-page-v2'"
+        f"unnest(source_spans) AS t(s) WHERE {PARTITION_COLUMN} = 'pdf-page-v3'"
     ).fetchall()
     assert spans and all(page >= 1 for (page,) in spans)
     table = read_chunks(str(output))

@@ -217,7 +217,7 @@ def test_chunk_documents_applies_the_default_label_per_media_type() -> None:
     expected: list[Chunk] = []
     outcomes = []
     for doc, label in zip(
-        docs, ["md-heading-v2", "md-heading-v2", "pdf-page-v2", "md-heading-v2"], strict=True
+        docs, ["md-heading-v2", "md-heading-v2", "pdf-page-v3", "md-heading-v2"], strict=True
     ):
         chunks = records(label, doc, POLICY)
         expected.extend(chunks)

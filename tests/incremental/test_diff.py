@@ -49,7 +49,7 @@ def test_diff_reports_exactly_the_changed_document(
     assert md["affected_sources"] == [CHANGED] and md["documents_affected"] == 1
     assert md["reembed_tokens"] == sum(after[i].token_estimate for i in added)
     assert md["unchanged"] / len(before) >= 0.95
-    assert report["labels"]["pdf-page-v2"]["added"] == 0 and report["changed"] is True
+    assert report["labels"]["pdf-page-v3"]["added"] == 0 and report["changed"] is True
 
     status, out, _ = _diff_cli(capsys, str(old), str(new))
     assert status == 0

@@ -260,13 +260,13 @@ def test_cli_view_from_a_pipeline_output(pipeline_output: Path, tmp_path: Path):
     target = tmp_path / "view.html"
     pdf = CORPUS / "pdf/one-long-page.pdf"
     argv = ["view", str(pdf), "--root", str(CORPUS), "--from-output", str(pipeline_output)]
-    result = run_cli([*argv, "--chunker", "pdf-page-v2", "--html", str(target)])
+    result = run_cli([*argv, "--chunker", "pdf-page-v3", "--html", str(target)])
     assert result.status == 0, result.err
     dom = parse_dom(target.read_text(encoding="utf-8"))
     shown = {n.text() for n in dom.by_class("chunk-key")}
     manifest_policy = json.loads((pipeline_output / "manifest.json").read_text())["policy"]
     _, chunks, _, _ = _view(
-        pdf, "pdf-page-v2", ChunkPolicy(**manifest_policy), "pdf/one-long-page.pdf"
+        pdf, "pdf-page-v3", ChunkPolicy(**manifest_policy), "pdf/one-long-page.pdf"
     )
     assert shown == {c.chunk_id for c in chunks}
     assert [n for n in dom.by_class("ov") if "hl" in n.classes]
