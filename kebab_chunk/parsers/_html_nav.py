@@ -5,7 +5,7 @@ keeps its output): it drops more elements at their start tag (navigation classes
 navigation tables), skips permalink marks, and notes where significant text sits inside
 and outside links, so that :meth:`NavBuilder.finish` can leave out the blocks whose text is
 entirely link text and separators (menus, breadcrumbs, texinfo's Next/Previous/Up bars).
-Spans are untouched: on well-formed markup every kept block has exactly the span html-v1
+Spans are untouched: on valid markup every kept block has exactly the span html-v1
 gives it (malformed markup can move a kept block's span around what was left out; see
 tests/parsers/test_html_v2.py).
 """

@@ -23,7 +23,7 @@ rule and adds:
 * **permalink marks** skipped: the text of an in-page link that shows only ``#``, ``¶``,
   ``§`` or a link symbol is not part of the heading (or term) it marks.
 
-Spans follow html-v1's exact-slice rule unchanged (:mod:`.html`): on well-formed markup a
+Spans follow html-v1's exact-slice rule unchanged (:mod:`.html`): on valid markup a
 kept block has exactly the span html-v1 gives it (malformed markup, such as a navigation
 element never closed, can move it around what was left out). What was left out is counted
 in one document warning and in ``metadata`` (``navigation_elements_dropped``,
