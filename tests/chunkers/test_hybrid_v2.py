@@ -651,14 +651,14 @@ def test_one_element_per_chunk_meets_the_stability_target() -> None:
 
 
 _SCRIPT = """
-import json
+import json, sys
 from pathlib import Path
-from kebab_chunk.chunkers.hybrid_v2 import HybridV2Chunker
+from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import make_policy
 from kebab_chunk.parsers.registry import parse_document
-chunker = HybridV2Chunker()
+chunker = get_chunker(sys.argv[1])
 out = []
-for uri in ("docling/report.docling.json", "docx/report.docx", "html/article.html"):
+for uri in sys.argv[2:]:
     doc = parse_document(Path("fixtures", uri).read_bytes(), uri)
     for policy in (make_policy(max_tokens=12, overlap_tokens=2), make_policy()):
         out += [[c.model_dump(mode="json"), chunker.embed_text(c)]
@@ -667,8 +667,15 @@ print(json.dumps(out, sort_keys=True))
 """
 
 
-def test_output_is_the_same_under_any_hash_seed() -> None:
-    outputs = outputs_under_hash_seeds(_SCRIPT, ("1", "2"))
+@pytest.mark.parametrize(
+    "label, uris",
+    [
+        (V2, ["docling/report.docling.json", "docx/report.docx", "html/article.html"]),
+        ("hybrid-v3", ["html/changelog/api-reference.html", "docx/report.docx"]),
+    ],
+)
+def test_output_is_the_same_under_any_hash_seed(label: str, uris: list[str]) -> None:
+    outputs = outputs_under_hash_seeds(_SCRIPT, ("1", "2"), [label, *uris])
     assert outputs[0] == outputs[1] and len(json.loads(outputs[0])) > 20
 
 
