@@ -60,6 +60,21 @@ def _docx(style: str) -> Callable[[int], tuple[bytes, str]]:
     return make
 
 
+def _pdf_list_lines(n: int) -> tuple[bytes, str]:
+    """One tall page of ``n // 8`` numbered lines (a PDF page holds at most 14,400 pt, so
+    the page gets an eighth of the units): pdf-page-v3 keeps each marker with its item."""
+    from fpdf import FPDF  # a dev dependency, imported only when this shape runs
+
+    lines = max(1, n // 8)
+    pdf = FPDF(unit="pt", format=(300, lines * 1.2 + 20))
+    pdf.set_auto_page_break(auto=False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=1)
+    for i in range(lines):
+        pdf.text(5, 10 + i * 1.2, f"{i % 999}. Item {i} says a little.")
+    return bytes(pdf.output()), "doc.pdf"
+
+
 SHAPES: dict[str, Callable[[int], tuple[bytes, str]]] = {
     "markdown paragraphs": _markdown("Paragraph {i} with a few words.\n\n"),
     "markdown list items": _markdown("- item {i} with a few words\n"),
@@ -76,6 +91,7 @@ SHAPES: dict[str, Callable[[int], tuple[bytes, str]]] = {
     "csv rows": _csv,
     "docx list items": _docx("List Bullet"),
     "docx paragraphs": _docx("Normal"),
+    "pdf numbered lines (n/8 per page)": _pdf_list_lines,
 }
 
 

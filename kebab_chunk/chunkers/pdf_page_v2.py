@@ -40,6 +40,7 @@ when those are smaller (:func:`kebab_chunk.chunkers.md_heading_v2.budget_of`).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,6 +67,29 @@ __all__ = ["Member", "PdfPageV2Chunker", "Run"]
 VERSION = "pdf-page-v2"
 _PDF_MEDIA_TYPE = "application/pdf"
 _FIRST_WORD = re.compile(r"\s*\S+")
+
+
+class _Glued:
+    """Ranges ``(lo, hi]`` where no cut may fall, merged, so that a cut is checked by one
+    bisection (a page of thousands of list lines has thousands of ranges)."""
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for lo, hi in sorted(ranges):
+            if merged and lo < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        self._los = [lo for lo, _ in merged]
+        self._his = [hi for _, hi in merged]
+
+    def __bool__(self) -> bool:
+        return bool(self._los)
+
+    def holds(self, cut: int) -> bool:
+        """Whether ``cut`` falls inside a range (``lo < cut <= hi``)."""
+        i = bisect.bisect_left(self._los, cut) - 1
+        return i >= 0 and cut <= self._his[i]
 
 
 def _page_span(block: Block) -> PageSpan | None:
@@ -137,8 +161,9 @@ class Run:
     def _pieces(self, text: str, members: Sequence[Member]) -> list[tuple[int, int, int]]:
         """``(start, end, tokens)`` pieces of one run's text (see the module docstring)."""
         levels = cut_levels(text, "prose", [m.offset for m in members[1:]])
-        for lo, hi in self._glued(text, members):
-            levels = [[c for c in cuts if not lo < c <= hi] for cuts in levels]
+        glued = _Glued(self._glued(text, members))
+        if glued:
+            levels = [[c for c in cuts if not glued.holds(c)] for cuts in levels]
 
         def measure(start: int, end: int) -> int:
             return self.count(text[start:end])

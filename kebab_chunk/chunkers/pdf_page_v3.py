@@ -39,7 +39,7 @@ class _MarkerRun(Run):
     def _glued(self, text: str, members: Sequence[Member]) -> list[tuple[int, int]]:
         """v2's glued ranges plus ``(line start, end of the blanks after its marker)``."""
         markers = [(m.start(), m.end()) for m in _MARKER.finditer(text)]
-        return sorted([*super()._glued(text, members), *markers])
+        return [*super()._glued(text, members), *markers]
 
 
 class PdfPageV3Chunker(PdfPageV2Chunker):
