@@ -12,15 +12,18 @@ joins that with this run's files and bytes by ``doc_id`` (``CoGroupByKey``) and 
 per document:
 
 * ``reused`` — the previous records of every label this run applies to the document are
-  emitted as they are; the document never reaches the parser. Conditions: PREV_OUTPUT
-  has no error row for it; it has at least one record under those labels; every previous
-  record of the document (any label) has this file's ``content_hash``, the
-  ``parser_version`` of the parser registered for its media type (a class attribute, known
-  without parsing) and this run's ``policy_hash``; and the previous run applied each of
-  those labels to the media type (from its manifest), so a label without records there
-  produced none or did not accept the document, exactly as it would now.
+  emitted as they are; the document never reaches the parser. Conditions: the two runs'
+  parse limits are equal and no budget shrank (``options_allow_reuse``; else nothing is
+  reused); PREV_OUTPUT has no error row for it; it has at least one record under those
+  labels; every previous record of the document (any label) has this file's
+  ``content_hash``, the ``parser_version`` of the parser registered for its media type (a
+  class attribute, known without parsing) and this run's ``policy_hash``; and the
+  previous run applied each of those labels to the media type (from its manifest), so a
+  label without records there produced none or did not accept the document, exactly as
+  it would now.
 * ``rechunked`` — known to PREV_OUTPUT but not reusable (changed bytes, a new parser or
-  chunker label, another policy, a previous error): parsed and chunked as in a full run.
+  chunker label, another policy or parse limits, a previous error): parsed and chunked as
+  in a full run.
 * ``new`` — no record and no error row in PREV_OUTPUT: parsed and chunked. (A document
   that gave zero chunks and no error has no chunk record to reuse, so it counts as new.)
 * ``deleted`` — in PREV_OUTPUT but no longer matched: its records are simply not carried.
@@ -37,9 +40,14 @@ The records of a reused document are then carried by a second join, keyed by
 one element that a runner must hold in memory (Flink materialises each group in its
 JVM heap; docs/decisions.md, "Incremental joins on Flink").
 
-Because chunk records are pure functions of (bytes, path, parser, label, policy), the
-output is byte-identical to a full run's. The manifest gains an ``incremental`` section
-with the four counts; counters ``incremental[<decision>]`` mirror it.
+Before any of this, ``load_previous`` checks on the launching machine that PREV_OUTPUT's
+part files are exactly those its manifest lists, each of the listed size and blake3
+digest (an interrupted copy or an edited record is refused in one sentence), so carried
+records are the ones that run wrote. A manifest without digests (an older version)
+reuses nothing. Because chunk records are pure functions of (bytes, path, parser, label,
+policy, parse limits), the output is byte-identical to a full run's. The manifest gains
+an ``incremental`` section with the four counts; counters ``incremental[<decision>]``
+mirror it.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from typing import Any
 
 import apache_beam as beam
 from apache_beam import pvalue
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.io.parquetio import ReadFromParquet
 from apache_beam.pvalue import PCollection
@@ -62,7 +71,8 @@ from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
 from kebab_chunk.output.diff import normalise_path, open_output
-from kebab_chunk.output.layout import DOCUMENTS_DIR
+from kebab_chunk.output.digest import digest_stream
+from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
 from kebab_chunk.parsers.registry import ParserChoice
@@ -72,6 +82,7 @@ from kebab_chunk.runtime.reuse import (
     DELETED,
     NEW,
     RECHUNKED,
+    REUSE_OPTIONS,
     REUSED,
     CarryKey,
     PreviousRun,
@@ -134,8 +145,10 @@ def _inside(path: str, other: str) -> bool:
 def load_previous(previous: str, *, output: str) -> PreviousRun:
     """Check ``--previous`` on the launching machine; one-sentence OutputDirError if unusable.
 
-    It must be a finished output (manifest present, same schema version, every partition
-    and the errors file there) and must not overlap ``--output``, which a run may delete.
+    It must be a finished output (manifest present, same schema version) whose part files
+    are exactly those its manifest lists, each of the listed size and blake3 digest (so
+    no carried record was changed after its run wrote it), and must not overlap
+    ``--output``, which a run may delete. Every part file is read once here to hash it.
     """
     path, manifest = open_output(previous, "--previous")
     out = normalise_path(output)
@@ -146,35 +159,86 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
         )
     try:
         chunkers = manifest["chunkers"]
-        requested = manifest["options"]["chunkers"]
+        options = manifest["options"]
         run = PreviousRun(
             output=path,
             policy_hash=str(manifest["policy_hash"]),
             labels=tuple(str(label) for label in chunkers["labels"]),
-            requested=tuple(requested) if requested else None,
+            requested=tuple(options["chunkers"]) if options["chunkers"] else None,
             defaults_by_media_type=tuple(
                 (str(k), tuple(v)) for k, v in sorted(chunkers["defaults_by_media_type"].items())
             ),
+            options=tuple((k, options[k]) for k in REUSE_OPTIONS if k in options),
         )
-        # Outputs of older versions have no documents table: then nothing is reused.
-        listed = manifest.get("outputs", {}).get(DOCUMENTS_DIR)
-        has_documents = bool(listed)
+        listed = {
+            str(entry["path"]): entry
+            for kind in (CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR)
+            for entry in manifest.get("outputs", {}).get(kind) or ()
+        }
     except (KeyError, TypeError, AttributeError) as exc:
         raise OutputDirError(
             f"--previous {previous!r} has a manifest.json without {exc}; point at the output "
             "of a kebab-chunk run of this version."
         ) from None
-    run = dataclasses.replace(run, has_documents=has_documents)
+    # Outputs of older versions have no documents table or no digests: nothing is reused.
+    has_documents = any(p.startswith(DOCUMENTS_DIR + "/") for p in listed)
+    verified = bool(listed) and all("bytes" in e and "blake3" in e for e in listed.values())
+    run = dataclasses.replace(run, has_documents=has_documents, verified=verified)
     patterns = [*(run.chunk_pattern(label) for label in run.labels), run.errors_pattern]
     if has_documents:
         patterns.append(run.documents_pattern)
-    for pattern in patterns:
-        if not FileSystems.match([pattern], limits=[1])[0].metadata_list:
-            raise OutputDirError(
-                f"--previous {previous!r} lacks {pattern[len(path) + 1 :]} although its "
-                "manifest lists it; the output is damaged, so run without --previous."
-            )
+    _check_listed_files(previous, path, patterns, listed)
+    if verified:
+        _check_digests(previous, path, listed)
     return run
+
+
+def _damaged(previous: str, what: str) -> OutputDirError:
+    return OutputDirError(
+        f"--previous {previous!r} {what}; the output is damaged or was changed after its run "
+        "wrote it, so run without --previous."
+    )
+
+
+def _check_listed_files(
+    previous: str, path: str, patterns: Sequence[str], listed: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """The part files the run will read are exactly the listed ones, of the listed sizes."""
+    found: dict[str, int] = {}
+    for pattern, result in zip(patterns, FileSystems.match(list(patterns)), strict=True):
+        if not result.metadata_list:
+            raise _damaged(
+                previous, f"lacks {pattern[len(path) + 1 :]} although its manifest lists it"
+            )
+        for meta in result.metadata_list:
+            found[meta.path[len(path) + 1 :]] = int(meta.size_in_bytes)
+    for relative, entry in sorted(listed.items()):
+        if relative not in found:
+            raise _damaged(previous, f"lacks {relative} although its manifest lists it")
+        size = entry.get("bytes")
+        if size is not None and found[relative] != size:
+            raise _damaged(
+                previous,
+                f"has {relative} of {found[relative]} bytes where its manifest lists {size}",
+            )
+    if listed:
+        extra = sorted(set(found) - set(listed))
+        if extra:
+            raise _damaged(previous, f"holds {extra[0]}, which its manifest does not list")
+
+
+def _check_digests(previous: str, path: str, listed: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every listed file's bytes hash to the blake3 digest its manifest lists."""
+    for relative, entry in sorted(listed.items()):
+        with FileSystems.open(
+            f"{path}/{relative}", compression_type=CompressionTypes.UNCOMPRESSED
+        ) as f:
+            _, digest = digest_stream(f)
+        if digest != entry["blake3"]:
+            raise _damaged(
+                previous,
+                f"has {relative} whose bytes differ from the blake3 digest its manifest lists",
+            )
 
 
 def _seen(row: dict[str, Any], label: str | None) -> tuple[str, Seen]:
@@ -269,7 +333,9 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
     ``ReadCorpus`` gives them. Outputs (a dict): ``documents`` (RawDocuments to parse),
     ``chunks`` (carried Chunk records), ``outcomes`` (a DocumentOutcome per reused
     document, for the manifest) and ``counts`` (one dict: the manifest's ``incremental``
-    section). ``labels``/``policy`` are this run's, as given to ``ChunkDocuments``.
+    section). ``labels``/``policy`` are this run's, as given to ``ChunkDocuments``;
+    ``options`` this run's manifest ``options`` (the parse limits and budgets the reuse
+    rule compares with the previous run's).
     """
 
     def __init__(
@@ -278,9 +344,12 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
         labels: Sequence[str] | None,
         policy: ChunkPolicy,
         parsers: ParserChoice | None = None,
+        *,
+        options: Mapping[str, Any],
     ) -> None:
         super().__init__()
         self._previous = previous
+        self._options = dict(options)
         self._parsers = parsers or ParserChoice()
         self._labels = run_labels(labels) if labels else None
         self._run_labels = run_labels(labels)
@@ -341,7 +410,15 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             | "Join with previous output" >> beam.CoGroupByKey()
             | "Decide what to reuse"
             >> beam.ParDo(
-                _DecideFn(ReuseRule(self._previous, self._labels, self._policy_hash, self._parsers))
+                _DecideFn(
+                    ReuseRule(
+                        self._previous,
+                        self._labels,
+                        self._policy_hash,
+                        self._parsers,
+                        self._options,
+                    )
+                )
             ).with_outputs(_CARRY, _OUTCOMES, _DECISIONS, main="documents")
         )
         carried = (
@@ -406,12 +483,15 @@ def reuse_previous(
     labels: Sequence[str] | None,
     policy: ChunkPolicy,
     parsers: ParserChoice | None = None,
+    *,
+    options: Mapping[str, Any],
 ) -> Reuse:
-    """Insert ``ReusePrevious`` after ``ReadCorpus`` when a previous output is given."""
+    """Insert ``ReusePrevious`` after ``ReadCorpus`` when a previous output is given;
+    ``options`` is this run's manifest ``options``."""
     if previous is None:
         return Reuse(read["documents"])
     out = {"documents": read["documents"], "files": read["files"]} | (
-        "Reuse previous output" >> ReusePrevious(previous, labels, policy, parsers)
+        "Reuse previous output" >> ReusePrevious(previous, labels, policy, parsers, options=options)
     )
     return Reuse(out["documents"], out["chunks"], out["outcomes"], out["counts"])
 

@@ -118,10 +118,29 @@ def load_previous_run(previous: str | None, output: str) -> PreviousRun | None:
 def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     """Wire the transforms; ``output`` is the prepared (normalised) output path."""
     labels = run_labels(config.labels)
+    header = manifest_header(
+        labels=labels,
+        requested=config.labels,
+        policy=config.policy,
+        max_file_bytes=config.max_file_bytes,
+        parse_timeout_s=config.parse_timeout_s,
+    )
+    header["options"].update(limit_options(config))
+    header["options"].update(corpus_options(config))
+    header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
+    header["parsers"] = config.parsers.effective()
     read = p | "Read corpus" >> ReadCorpus(
         config.corpus, max_file_bytes=config.max_file_bytes, corpus_filter=config.corpus_filter
     )
-    reuse = reuse_previous(config.previous, read, config.labels, config.policy, config.parsers)
+    # The reuse rule compares this run's recorded options with the previous manifest's.
+    reuse = reuse_previous(
+        config.previous,
+        read,
+        config.labels,
+        config.policy,
+        config.parsers,
+        options=header["options"],
+    )
     chunked = reuse.documents | "Parse and chunk documents" >> ParseAndChunk(
         config.labels,
         config.policy,
@@ -143,17 +162,6 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         stored["written"],
         errors | "Write errors" >> WriteErrors(output),
     ) | "Collect written files" >> beam.Flatten()
-    header = manifest_header(
-        labels=labels,
-        requested=config.labels,
-        policy=config.policy,
-        max_file_bytes=config.max_file_bytes,
-        parse_timeout_s=config.parse_timeout_s,
-    )
-    header["options"].update(limit_options(config))
-    header["options"].update(corpus_options(config))
-    header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
-    header["parsers"] = config.parsers.effective()
     info = run_info(
         input_path=config.input,
         output=output,

@@ -43,6 +43,7 @@ from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
+from kebab_chunk.output.digest import DigestSink
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME
 from kebab_chunk.output.records import (
     DocumentFacts,
@@ -337,9 +338,7 @@ class _WriteManifestFn(beam.DoFn):
         manifest = {
             **self._header,
             "outputs": {
-                kind: [
-                    {"path": w.path, "rows": w.rows} for w in files if w.path.startswith(kind + "/")
-                ]
+                kind: [w.listing() for w in files if w.path.startswith(kind + "/")]
                 for kind in (CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR)
             },
             **summary,
@@ -450,8 +449,9 @@ class _WriteDocumentsFn(beam.DoFn):
         with FileSystems.create(
             f"{self._output}/{relative}", mime_type="application/octet-stream"
         ) as f:
-            write_parquet(table, f)
-        yield WrittenFile(relative, table.num_rows)
+            sink = DigestSink(f)
+            write_parquet(table, sink)
+        yield WrittenFile(relative, table.num_rows, sink.size, sink.digest)
 
 
 class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[WrittenFile]]):

@@ -60,6 +60,7 @@ from kebab_chunk.beam.spill import (
 )
 from kebab_chunk.beam.validate import conflict_errors
 from kebab_chunk.model import Chunk
+from kebab_chunk.output.digest import DigestSink, digest_bytes
 from kebab_chunk.output.records import ErrorRecord, WrittenFile
 from kebab_chunk.output.schema import (
     PARTITION_COLUMN,
@@ -225,12 +226,13 @@ class _WritePartFn(beam.DoFn):
         relative = f"chunks/{PARTITION_COLUMN}={label}/{part_name(index, count)}"
         path = f"{self._output}/{relative}"
         with FileSystems.create(path, mime_type="application/octet-stream") as f:
-            write_parquet(table, f)
+            sink = DigestSink(f)
+            write_parquet(table, sink)
         rows = table.num_rows
         del table
         _return_free_memory()
         metrics.inc(metrics.keyed("chunks", label), rows)
-        yield WrittenFile(relative, rows)
+        yield WrittenFile(relative, rows, sink.size, sink.digest)
         for uri, n in sorted(per_source.items()):
             yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, n)))
         for error in errors:
@@ -338,10 +340,11 @@ class _WriteErrorsFn(beam.DoFn):
 
     def process(self, errors: list[ErrorRecord]) -> Iterator[WrittenFile]:
         relative = f"errors/{part_name(0, 1)}"
-        _write(self._output, relative, parquet_bytes(errors_table(errors)))
+        data = parquet_bytes(errors_table(errors))
+        _write(self._output, relative, data)
         for error in errors:
             metrics.inc(metrics.keyed("errors", f"{error.stage}/{error.error_type}"))
-        yield WrittenFile(relative, len(errors))
+        yield WrittenFile(relative, len(errors), *digest_bytes(data))
 
 
 class WriteErrors(beam.PTransform[PCollection[ErrorRecord], PCollection[WrittenFile]]):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
 from kebab_chunk.model import CanonicalDocument
@@ -239,7 +239,20 @@ class DocumentRow:
 
 @dataclass(frozen=True)
 class WrittenFile:
-    """One Parquet file the pipeline wrote, relative to the output root."""
+    """One Parquet file the pipeline wrote, relative to the output root, with its size and
+    blake3 digest (kebab_chunk/output/digest.py): what ``--previous`` checks before it
+    carries records out of the file."""
 
     path: str
     rows: int
+    size_bytes: int
+    blake3: str
+
+    def listing(self) -> dict[str, Any]:
+        """The file's entry in the manifest's ``outputs``."""
+        return {
+            "path": self.path,
+            "rows": self.rows,
+            "bytes": self.size_bytes,
+            "blake3": self.blake3,
+        }

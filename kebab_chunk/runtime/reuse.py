@@ -9,14 +9,18 @@ groups keyed by :func:`carry_key` (at most ``CARRY_BUCKET`` records of one label
 no grouping grows with a document's chunk count; its documents-table facts (title, front
 matter, warnings, pages, blocks) come from the previous documents table, so a reused
 document needs its row there: without one (an output written before that table existed)
-it is parsed again. ``kebab_chunk/beam/incremental.py`` wires this into the pipeline.
+it is parsed again. Options outside labels, policy and parser versions that can change a
+document's records (:data:`SHAPING_OPTIONS`, :data:`BUDGET_OPTIONS`) are compared from the
+two manifests' ``options`` by :func:`options_allow_reuse`; when they do not allow reuse,
+nothing is reused. ``kebab_chunk/beam/incremental.py`` wires this into the pipeline.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk
@@ -26,12 +30,15 @@ from kebab_chunk.output.schema import PARTITION_COLUMN
 from kebab_chunk.parsers.registry import ParserChoice
 
 __all__ = [
+    "BUDGET_OPTIONS",
     "CARRY_BUCKET",
     "DECISIONS",
     "DELETED",
     "NEW",
     "RECHUNKED",
     "REUSED",
+    "REUSE_OPTIONS",
+    "SHAPING_OPTIONS",
     "CarryKey",
     "Decision",
     "Fingerprint",
@@ -41,6 +48,7 @@ __all__ = [
     "Summary",
     "carry_key",
     "carry_keys",
+    "options_allow_reuse",
 ]
 
 REUSED, RECHUNKED, NEW, DELETED = "reused", "rechunked", "new", "deleted"
@@ -54,6 +62,32 @@ CarryKey = tuple[str, str, int]
 #: One previous record as the summary sees it: (label or None, fingerprint, position).
 #: The label is None for records of labels this run does not apply (never carried).
 Seen = tuple[str | None, Fingerprint, int]
+
+#: Manifest ``options`` that shape a document's records beyond its bytes, labels, policy
+#: and parser version: the parse limits refuse a document (blocks, pages) or flatten its
+#: structure with a warning (nesting). Reuse needs the same values.
+SHAPING_OPTIONS = ("max_blocks", "max_nesting", "max_pages")
+#: Manifest ``options`` that only decide whether a document finishes on the machine at
+#: hand (None: no limit). A record made within a budget is what a larger budget gives
+#: too, so reuse needs each to be at least the previous run's (docs/decisions.md,
+#: "Issue 29.3"). ``max_file_bytes`` is neither: every run applies it while reading.
+BUDGET_OPTIONS = ("chunk_timeout_s", "max_memory_mb", "parse_timeout_s")
+REUSE_OPTIONS = SHAPING_OPTIONS + BUDGET_OPTIONS
+
+
+def options_allow_reuse(previous: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Whether records made under the ``previous`` manifest options are what ``current``
+    ones give: the same :data:`SHAPING_OPTIONS`, no smaller :data:`BUDGET_OPTIONS`. An
+    option a manifest does not record (an older version) allows nothing."""
+    if any(name not in previous or name not in current for name in REUSE_OPTIONS):
+        return False
+    if any(previous[name] != current[name] for name in SHAPING_OPTIONS):
+        return False
+    for name in BUDGET_OPTIONS:
+        before, now = previous[name], current[name]
+        if now is not None and (before is None or now < before):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -119,6 +153,11 @@ class PreviousRun:
     defaults_by_media_type: tuple[tuple[str, tuple[str, ...]], ...]
     #: False for an output written before the documents table existed: nothing is reused.
     has_documents: bool = True
+    #: Its manifest's ``options`` that :func:`options_allow_reuse` compares (those recorded).
+    options: tuple[tuple[str, Any], ...] = ()
+    #: False for an output whose manifest records no digest of its part files (written by
+    #: an older version): its records cannot be checked, so nothing is reused.
+    verified: bool = True
 
     def labels_for(self, media_type: str) -> tuple[str, ...]:
         """The labels the previous run applied to documents of ``media_type``."""
@@ -157,11 +196,14 @@ class ReuseRule:
         labels: tuple[str, ...] | None,
         policy_hash: str,
         parsers: ParserChoice,
+        options: Mapping[str, Any],
     ) -> None:
+        """``options``: this run's manifest ``options`` (at least :data:`REUSE_OPTIONS`)."""
         self._previous = previous
         self._labels = labels
         self._policy_hash = policy_hash
         self._parsers = parsers
+        self._any = previous.verified and options_allow_reuse(dict(previous.options), options)
 
     def parser_version(self, media_type: str) -> str | None:
         """The parser version this run uses for ``media_type`` (None: no parser reads it)."""
@@ -179,8 +221,8 @@ class ReuseRule:
     ) -> dict[str, int] | None:
         """Records to carry per label, or None when the document must be processed."""
         media_type = raw.media_type
-        if summary is None or errored or media_type is None:
-            return None
+        if summary is None or errored or media_type is None or not self._any:
+            return None  # (not _any: other parse limits, smaller budgets, unverified files)
         if self._previous.policy_hash != self._policy_hash:
             return None
         version = self.parser_version(media_type)

@@ -16,6 +16,7 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from blake3 import blake3
 
 from kebab_chunk.beam.manifest import WriteDocuments
 from kebab_chunk.beam.write import part_name
@@ -75,8 +76,14 @@ def test_one_row_per_matched_file_sorted_and_listed_in_the_manifest(
     part = out / "documents" / part_name(0, 1)
     assert pq.read_table(part).column("source_uri").to_pylist() == uris  # sorted on disk
     manifest = json.loads((out / "manifest.json").read_text())
+    data = part.read_bytes()
     assert manifest["outputs"]["documents"] == [
-        {"path": f"documents/{part_name(0, 1)}", "rows": len(uris)}
+        {
+            "path": f"documents/{part_name(0, 1)}",
+            "rows": len(uris),
+            "bytes": len(data),
+            "blake3": blake3(data).hexdigest(),
+        }
     ]
     assert pq.read_schema(part) == DOCUMENT_SCHEMA
 

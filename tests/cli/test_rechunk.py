@@ -149,8 +149,9 @@ def test_the_diff_beside_the_run_reports_the_changed_document(history: History) 
 def test_a_failed_run_leaves_latest_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The last good run is damaged (a chunk file truncated): the next run's pipeline
-    starts, fails while reading it as --previous, and the pointer must not move."""
+    """The last good run is damaged (a chunk file truncated) and, written by an older
+    version, lists no sizes or digests to check up front: the next run's pipeline starts,
+    fails while reading it as --previous, and the pointer must not move."""
     corpus = write_corpus(tmp_path / "corpus", DOCS)
     runs = tmp_path / "runs"
     assert _rechunk(corpus, runs, FIRST) == 0
@@ -158,6 +159,11 @@ def test_a_failed_run_leaves_latest_alone(
     assert before == f"{runs / FIRST}\n"
     part = next((runs / FIRST / "chunks").glob("*/*.parquet"))
     part.write_bytes(b"not parquet")
+    manifest = _manifest(runs / FIRST)
+    for entries in manifest["outputs"].values():
+        for entry in entries:
+            del entry["bytes"], entry["blake3"]
+    (runs / FIRST / "manifest.json").write_text(json.dumps(manifest))
     capsys.readouterr()
 
     status = _rechunk(corpus, runs, SECOND)
@@ -169,6 +175,26 @@ def test_a_failed_run_leaves_latest_alone(
     assert _latest(runs) == before
     assert not (runs / SECOND / "manifest.json").exists()
     assert not (runs / f"{SECOND}{rechunk.DIFF_SUFFIX}").exists()
+
+
+def test_a_damaged_last_run_is_refused_before_the_job_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chunk file of the run ``latest`` names was changed after it was written: the
+    size and digest its manifest lists give it away before anything runs (exit 2)."""
+    corpus = write_corpus(tmp_path / "corpus", DOCS)
+    runs = tmp_path / "runs"
+    assert _rechunk(corpus, runs, FIRST) == 0
+    before = _latest(runs)
+    part = next((runs / FIRST / "chunks").glob("*/*.parquet"))
+    part.write_bytes(b"not parquet")
+    capsys.readouterr()
+
+    assert _rechunk(corpus, runs, SECOND) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"kebab-chunk run: error: [^\n]+\.\n", err), err  # the run's sentence
+    assert part.relative_to(runs / FIRST).as_posix() in err and "without --previous" in err
+    assert _latest(runs) == before and not (runs / SECOND).exists()
 
 
 def test_a_diff_that_cannot_be_written_leaves_latest_alone(

@@ -39,10 +39,22 @@ MD = DEFAULT_LABELS_BY_MEDIA_TYPE["text/markdown"][0]
 PDF = DEFAULT_LABELS_BY_MEDIA_TYPE["application/pdf"][0]
 URI = "guide.md"
 RAW = b"# Guide\n\nFirst paragraph.\n\n## Part\n\nSecond paragraph.\n"
+#: The manifest options the reuse rule compares, as a run with the defaults records them.
+OPTIONS: dict[str, Any] = {
+    "max_blocks": 200_000,
+    "max_nesting": 64,
+    "max_pages": 2000,
+    "chunk_timeout_s": 60.0,
+    "max_memory_mb": 2048,
+    "parse_timeout_s": 60.0,
+}
 
 
 def _previous(
-    policy: ChunkPolicy = POLICY, requested: tuple[str, ...] | None = None
+    policy: ChunkPolicy = POLICY,
+    requested: tuple[str, ...] | None = None,
+    options: dict[str, Any] | None = None,
+    verified: bool = True,
 ) -> PreviousRun:
     return PreviousRun(
         output="/prev",
@@ -50,6 +62,8 @@ def _previous(
         labels=(MD, PDF),
         requested=requested,
         defaults_by_media_type=tuple(sorted(DEFAULT_LABELS_BY_MEDIA_TYPE.items())),
+        options=tuple((options if options is not None else OPTIONS).items()),
+        verified=verified,
     )
 
 
@@ -84,8 +98,15 @@ def _decide(
     labels: tuple[str, ...] | None = None,
     parsers: ParserChoice | None = None,
     facts: DocumentFacts | None = _FROM_RECORDS,
+    options: dict[str, Any] | None = None,
 ) -> tuple[list[str], list[Any], list[Chunk], list[DocumentOutcome]]:
-    rule = ReuseRule(previous or _previous(), labels, POLICY.policy_hash, parsers or ParserChoice())
+    rule = ReuseRule(
+        previous or _previous(),
+        labels,
+        POLICY.policy_hash,
+        parsers or ParserChoice(),
+        OPTIONS if options is None else options,
+    )
     chunks = list(chunks)
     if facts is _FROM_RECORDS:
         facts = _previous_facts(raw, chunks)
@@ -220,3 +241,41 @@ def test_a_large_document_is_carried_in_bounded_groups() -> None:
     groups = Counter(carry_key(c) for c in records)
     assert set(groups) == set(carry_keys(doc_id(URI), summary, [MD]))
     assert len(groups) == 3 and max(groups.values()) <= CARRY_BUCKET
+
+
+@pytest.mark.parametrize(
+    ("case", "options", "decision"),
+    [
+        ("same options", {}, REUSED),
+        ("other max_blocks", {"max_blocks": 20}, RECHUNKED),
+        ("other max_nesting", {"max_nesting": 10}, RECHUNKED),
+        ("other max_pages", {"max_pages": 5}, RECHUNKED),
+        ("smaller parse budget", {"parse_timeout_s": 0.5}, RECHUNKED),
+        ("smaller chunk budget", {"chunk_timeout_s": 1.0}, RECHUNKED),
+        ("smaller memory guard", {"max_memory_mb": 64}, RECHUNKED),
+        ("no memory guard now", {"max_memory_mb": None}, REUSED),
+        ("larger budgets", {"parse_timeout_s": 600.0, "max_memory_mb": 8192}, REUSED),
+    ],
+)
+def test_parse_limits_must_match_and_budgets_must_not_shrink(
+    case: str, options: dict[str, Any], decision: str
+) -> None:
+    """Records made under other parse limits could differ (a refused or flattened
+    document); a budget only decides whether a document finishes, so a larger one gives
+    the same records and a smaller one might not (docs/decisions.md, "Issue 29.3")."""
+    decisions, to_parse, carried, _ = _decide(chunks=_records(), options={**OPTIONS, **options})
+    assert decisions == [decision], case
+    assert bool(to_parse) == (decision == RECHUNKED) and bool(carried) == (decision == REUSED)
+
+
+@pytest.mark.parametrize(
+    "previous",
+    [
+        _previous(options={k: v for k, v in OPTIONS.items() if k != "max_nesting"}),
+        _previous(verified=False),
+    ],
+    ids=["limits not recorded", "part files without digests"],
+)
+def test_an_older_previous_output_reuses_nothing(previous: PreviousRun) -> None:
+    decisions, to_parse, carried, _ = _decide(chunks=_records(), previous=previous)
+    assert decisions == [RECHUNKED] and to_parse and not carried
