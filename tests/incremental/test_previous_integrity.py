@@ -31,6 +31,8 @@ from tests.incremental.corpus import write_corpus
 
 quiet_beam()
 
+pytestmark = pytest.mark.slow
+
 MD = "chunks/chunker_version=md-heading-v2"
 
 
