@@ -58,10 +58,11 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.chunk import run_labels
+from kebab_chunk.beam.locations import locations_overlap
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
-from kebab_chunk.output.diff import normalise_path, open_output
+from kebab_chunk.output.diff import open_output
 from kebab_chunk.output.layout import DOCUMENTS_DIR
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
@@ -127,10 +128,6 @@ class _SummariseFn(beam.CombineFn):
         return acc
 
 
-def _inside(path: str, other: str) -> bool:
-    return (path + "/").startswith(other.rstrip("/") + "/")
-
-
 def load_previous(previous: str, *, output: str) -> PreviousRun:
     """Check ``--previous`` on the launching machine; one-sentence OutputDirError if unusable.
 
@@ -138,8 +135,7 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
     and the errors file there) and must not overlap ``--output``, which a run may delete.
     """
     path, manifest = open_output(previous, "--previous")
-    out = normalise_path(output)
-    if _inside(out, path) or _inside(path, out):
+    if locations_overlap(path, output):  # symlinks resolved: a link must not hide it
         raise OutputDirError(
             f"--previous {previous!r} and --output {output!r} overlap; write each run to its "
             "own directory (e.g. runs/<date>/) and pass the last one as --previous."
