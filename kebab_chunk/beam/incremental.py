@@ -62,7 +62,7 @@ from kebab_chunk.beam.locations import locations_overlap
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
-from kebab_chunk.output.diff import open_output
+from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import DOCUMENTS_DIR
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document

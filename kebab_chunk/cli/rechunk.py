@@ -48,7 +48,8 @@ from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.cli._io import UsageError
 from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
 from kebab_chunk.errors import KebabError, OutputDirError
-from kebab_chunk.output.diff import diff_outputs, open_output
+from kebab_chunk.output.diff import diff_outputs
+from kebab_chunk.output.finished import open_output
 
 __all__ = [
     "DIFF_SUFFIX",

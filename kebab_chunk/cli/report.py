@@ -198,11 +198,13 @@ def _default_label(media_type: str) -> str:
 def _chunks_from_output(output: str, source_uri: str, label: str) -> list[Any]:
     import pyarrow.compute as pc
 
+    from kebab_chunk.output.finished import open_output
     from kebab_chunk.output.reader import read_chunks
     from kebab_chunk.output.schema import row_to_chunk
 
+    path, _ = open_output(output, "--from-output")  # a finished, whole output, or one sentence
     try:
-        table = read_chunks(output)
+        table = read_chunks(path)
     except (FileNotFoundError, OSError) as exc:
         raise UsageError(f"cannot read the chunks of {output} ({exc})") from None
     mask = pc.and_(

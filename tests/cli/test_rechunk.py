@@ -150,15 +150,18 @@ def test_the_diff_beside_the_run_reports_the_changed_document(history: History) 
 def test_a_failed_run_leaves_latest_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The last good run is damaged (a chunk file truncated): the next run's pipeline
-    starts, fails while reading it as --previous, and the pointer must not move."""
+    """The last good run is damaged where no launch check looks (the data pages of a chunk
+    file, its footer intact): the next run's pipeline starts, fails while reading it as
+    --previous, and the pointer must not move."""
     corpus = write_corpus(tmp_path / "corpus", DOCS)
     runs = tmp_path / "runs"
     assert _rechunk(corpus, runs, FIRST) == 0
     before = _latest(runs)
     assert before == f"{runs / FIRST}\n"
     part = next((runs / FIRST / "chunks").glob("*/*.parquet"))
-    part.write_bytes(b"not parquet")
+    data = part.read_bytes()
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    part.write_bytes(data[:4] + b"\xff" * (footer - 4) + data[footer:])
     capsys.readouterr()
 
     status = _rechunk(corpus, runs, SECOND)
