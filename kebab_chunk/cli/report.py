@@ -36,12 +36,24 @@ def _fail(exc: BaseException) -> int:
 
 
 def _check_target(path: str) -> Path:
-    """Refuse an unusable output path before any work is done."""
+    """Refuse an unusable output path before any work is done, including one that would
+    overwrite a file of a finished output (its manifest or a part file), links resolved."""
+    from kebab_chunk.output.layout import CONTENT, MANIFEST_NAME
+
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{path} is a directory; pass a file name such as {path}/page.html")
     if not target.parent.is_dir():
         raise UsageError(f"the directory of {path} does not exist; create it or pick another path")
+    resolved = target.resolve()
+    for folder in resolved.parents:
+        if (folder / MANIFEST_NAME).is_file():
+            if resolved.relative_to(folder).parts[0] in CONTENT:
+                raise UsageError(
+                    f"{path} would overwrite a file of the output {folder}; write the page "
+                    "beside it instead"
+                )
+            break
     return target
 
 
