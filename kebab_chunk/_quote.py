@@ -6,6 +6,8 @@ carry all of it: one 17 MB CSV whose header row was quoted in a chunker warning 
 text), :func:`quote_all` (a list of texts) or, as a last resort for a whole message,
 :func:`cap`. Each leaves short text exactly as it was, so a message that fits today is not
 changed by the bound: stored document warnings of ordinary documents stay byte-identical.
+Text printed to a terminal (file names and messages in ``inspect`` and ``diff`` reports)
+goes through :func:`safe_text`.
 
 This module imports nothing from the package, so every layer (parsers, model, chunkers,
 pipeline) may use it.
@@ -13,9 +15,10 @@ pipeline) may use it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_QUOTE_CHARS", "cap", "quote", "quote_all"]
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_QUOTE_CHARS", "cap", "quote", "quote_all", "safe_text"]
 
 #: Characters of one quoted text kept in a message (a heading, a cell, a name).
 MAX_QUOTE_CHARS = 200
@@ -67,3 +70,12 @@ def quote_all(
     if len(texts) > items:
         shown.append(_more(len(texts) - items, "texts"))
     return f"[{', '.join(shown)}]"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe_text(value: object) -> str:
+    """``value`` as text with control characters escaped (file names and messages are
+    untrusted: an escape sequence in one must not drive the user's terminal)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)).replace("\n", " ")

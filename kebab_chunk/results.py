@@ -3,8 +3,11 @@
 ``read_chunks(OUT)`` gives :class:`~kebab_chunk.model.Chunk` records (what every adapter
 in :mod:`kebab_chunk.integrations` accepts), ``read_documents(OUT)`` one row per matched
 file, ``read_errors(OUT)`` the dead-letter rows and ``read_manifest(OUT)`` the run's
-``manifest.json``. Each refuses, in one sentence, a directory whose run did not finish
-(no manifest: the manifest is written last). Paths are local or any URI pyarrow's
+``manifest.json``. Each refuses, in one sentence (OutputDirError), a directory that is not
+a finished, whole output: no manifest (the run did not finish: the manifest is written
+last), a manifest that is not JSON or not of the manifest's shape, a part file it lists
+missing or one it does not list present (kebab_chunk/output/finished.py), or a part file
+that cannot be read. Paths are local or any URI pyarrow's
 filesystems read (``gs://``, ``s3://``); no Beam is imported. For columnar work read the
 same files with pandas, pyarrow or DuckDB directly (the README shows how); these
 functions are for code that wants the records with their exact spans.
@@ -12,15 +15,12 @@ functions are for code that wants the records with their exact spans.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-import pyarrow.fs as pafs
-
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk
-from kebab_chunk.output.layout import MANIFEST_NAME, join
+from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.reader import read_chunks as _chunks_table
 from kebab_chunk.output.reader import read_documents as _documents_table
 from kebab_chunk.output.reader import read_errors as _errors_table
@@ -30,24 +30,14 @@ from kebab_chunk.output.schema import row_to_chunk, row_to_document, row_to_erro
 __all__ = ["read_chunks", "read_documents", "read_errors", "read_manifest"]
 
 
-def _root(output: str | os.PathLike[str]) -> str:
-    path = os.fspath(output)
-    return path if "://" in path else os.path.abspath(path)
+def _open(output: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """(normalised path, manifest) of a finished output; OutputDirError otherwise."""
+    return open_output(os.fspath(output), "output")
 
 
 def read_manifest(output: str | os.PathLike[str]) -> dict[str, Any]:
-    """``OUTPUT/manifest.json`` as a dict; OutputDirError when the run did not finish."""
-    filesystem, root = pafs.FileSystem.from_uri(_root(output))
-    path = join(root, MANIFEST_NAME)
-    if filesystem.get_file_info(path).type != pafs.FileType.File:
-        raise OutputDirError(
-            f"{os.fspath(output)!r} has no {MANIFEST_NAME}, so it is not a finished "
-            "kebab-chunk output (the run is still going, was stopped, or this is another "
-            "directory); point at the --output of a run that completed."
-        )
-    with filesystem.open_input_stream(path) as handle:
-        manifest: dict[str, Any] = json.loads(handle.read().decode("utf-8"))
-    return manifest
+    """``OUTPUT/manifest.json`` as a dict; OutputDirError when the output is not finished."""
+    return _open(output)[1]
 
 
 def read_chunks(output: str | os.PathLike[str], label: str | None = None) -> list[Chunk]:
@@ -56,7 +46,7 @@ def read_chunks(output: str | os.PathLike[str], label: str | None = None) -> lis
     Ordered by label, then ``source_uri``, then ``position`` (document order), so the same
     output always reads back as the same list.
     """
-    manifest = read_manifest(output)
+    root, manifest = _open(output)
     labels = sorted(manifest["chunkers"]["labels"])
     if label is not None and label not in labels:
         raise OutputDirError(
@@ -65,7 +55,7 @@ def read_chunks(output: str | os.PathLike[str], label: str | None = None) -> lis
         )
     if not manifest["counts"]["chunks_total"]:
         return []
-    rows = _chunks_table(_root(output)).to_pylist()
+    rows = _chunks_table(root).to_pylist()
     chunks = [row_to_chunk(row) for row in rows if label is None or row["chunker_version"] == label]
     chunks.sort(key=lambda c: (c.chunker_version, c.source_uri, c.position))
     return chunks
@@ -77,12 +67,17 @@ def read_documents(output: str | os.PathLike[str]) -> list[DocumentRow]:
     Each row says what became of the file (``chunked``, ``zero_chunks`` or ``error``),
     with its title, front matter, warnings and chunk counts per label.
     """
-    read_manifest(output)
-    rows = _documents_table(_root(output)).to_pylist()
+    root, _ = _open(output)
+    try:
+        rows = _documents_table(root).to_pylist()
+    except FileNotFoundError:
+        raise OutputDirError(
+            f"{os.fspath(output)!r} has no documents table (it was written by an older "
+            "kebab-chunk); run the job again with this version to get one."
+        ) from None
     return sorted((row_to_document(row) for row in rows), key=lambda d: d.source_uri)
 
 
 def read_errors(output: str | os.PathLike[str]) -> list[ErrorRecord]:
     """The dead-letter rows of a finished output, in their file's (deterministic) order."""
-    read_manifest(output)
-    return [row_to_error(row) for row in _errors_table(_root(output)).to_pylist()]
+    return [row_to_error(row) for row in _errors_table(_open(output)[0]).to_pylist()]

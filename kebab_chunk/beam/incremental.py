@@ -67,11 +67,12 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.chunk import run_labels
+from kebab_chunk.beam.locations import locations_overlap
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
-from kebab_chunk.output.diff import normalise_path, open_output
 from kebab_chunk.output.digest import digest_stream
+from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
@@ -138,10 +139,6 @@ class _SummariseFn(beam.CombineFn):
         return acc
 
 
-def _inside(path: str, other: str) -> bool:
-    return (path + "/").startswith(other.rstrip("/") + "/")
-
-
 def load_previous(previous: str, *, output: str) -> PreviousRun:
     """Check ``--previous`` on the launching machine; one-sentence OutputDirError if unusable.
 
@@ -150,9 +147,8 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
     no carried record was changed after its run wrote it), and must not overlap
     ``--output``, which a run may delete. Every part file is read once here to hash it.
     """
-    path, manifest = open_output(previous, "--previous")
-    out = normalise_path(output)
-    if _inside(out, path) or _inside(path, out):
+    path, manifest = open_output(previous, "--previous", remedy="run without --previous")
+    if locations_overlap(path, output):  # symlinks resolved: a link must not hide it
         raise OutputDirError(
             f"--previous {previous!r} and --output {output!r} overlap; write each run to its "
             "own directory (e.g. runs/<date>/) and pass the last one as --previous."
@@ -184,10 +180,8 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
     has_documents = any(p.startswith(DOCUMENTS_DIR + "/") for p in listed)
     verified = bool(listed) and all("bytes" in e and "blake3" in e for e in listed.values())
     run = dataclasses.replace(run, has_documents=has_documents, verified=verified)
-    patterns = [*(run.chunk_pattern(label) for label in run.labels), run.errors_pattern]
-    if has_documents:
-        patterns.append(run.documents_pattern)
-    _check_listed_files(previous, path, patterns, listed)
+    # open_output checked that the part files are exactly the listed ones, of the listed
+    # sizes and row counts; what it cannot see cheaply is a changed byte.
     if verified:
         _check_digests(previous, path, listed)
     return run
@@ -198,33 +192,6 @@ def _damaged(previous: str, what: str) -> OutputDirError:
         f"--previous {previous!r} {what}; the output is damaged or was changed after its run "
         "wrote it, so run without --previous."
     )
-
-
-def _check_listed_files(
-    previous: str, path: str, patterns: Sequence[str], listed: Mapping[str, Mapping[str, Any]]
-) -> None:
-    """The part files the run will read are exactly the listed ones, of the listed sizes."""
-    found: dict[str, int] = {}
-    for pattern, result in zip(patterns, FileSystems.match(list(patterns)), strict=True):
-        if not result.metadata_list:
-            raise _damaged(
-                previous, f"lacks {pattern[len(path) + 1 :]} although its manifest lists it"
-            )
-        for meta in result.metadata_list:
-            found[meta.path[len(path) + 1 :]] = int(meta.size_in_bytes)
-    for relative, entry in sorted(listed.items()):
-        if relative not in found:
-            raise _damaged(previous, f"lacks {relative} although its manifest lists it")
-        size = entry.get("bytes")
-        if size is not None and found[relative] != size:
-            raise _damaged(
-                previous,
-                f"has {relative} of {found[relative]} bytes where its manifest lists {size}",
-            )
-    if listed:
-        extra = sorted(set(found) - set(listed))
-        if extra:
-            raise _damaged(previous, f"holds {extra[0]}, which its manifest does not list")
 
 
 def _check_digests(previous: str, path: str, listed: Mapping[str, Mapping[str, Any]]) -> None:

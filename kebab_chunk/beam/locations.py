@@ -36,6 +36,7 @@ __all__ = [
     "RunSetupError",
     "check_filesystems",
     "check_output_location",
+    "locations_overlap",
     "output_layout_entries",
     "prepare_output",
     "relative_uri",
@@ -119,6 +120,18 @@ def _resolved(path: str) -> str:
     """
     resolved = os.path.realpath(path) if _is_local(path) else path
     return resolved.rstrip("/") + "/"
+
+
+def locations_overlap(a: str, b: str) -> bool:
+    """Whether two directories are one, or one lies inside the other, compared as
+    :func:`check_output_location` compares ``--input`` and ``--output``: local paths made
+    absolute with every symlink resolved, URIs as written (on ``/`` boundaries).
+
+    Used for every pair of locations where deleting one (``--overwrite``) would destroy
+    the other, e.g. ``--output`` and ``--previous``: a link must not hide that they are one.
+    """
+    first, second = _resolved(_normalise(a)), _resolved(_normalise(b))
+    return first.startswith(second) or second.startswith(first)
 
 
 def resolve_corpus(input_path: str, *, must_match: bool = True) -> CorpusLocation:

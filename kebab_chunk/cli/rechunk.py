@@ -11,8 +11,9 @@ What docs/scheduling.md used to ask users to script, as one command:
    scheduler must not overlap runs there (``max_active_runs=1``, ``concurrencyPolicy:
    Forbid``).
 2. ``--previous`` = the run named by ``DIR/latest`` (a one-line text file holding the run's
-   path; a bare name is taken relative to ``DIR``). No pointer: a full run. A pointer to
-   something that is not a finished run is refused (exit 2), never silently ignored.
+   path, a bare name taken relative to ``DIR``; or a local symlink to the run directory).
+   No pointer: a full run. A pointer to something that is not a finished run (a dangling
+   link included) is refused (exit 2), never silently ignored.
 3. The new run goes to ``DIR/<UTC stamp>`` (``20261124T213000Z``). If that name exists
    already (a run started in the same second, or the clock went back), the command
    refuses (exit 2) and changes nothing; retrying a second later gets a fresh stamp.
@@ -47,7 +48,8 @@ from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.cli._io import UsageError
 from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
 from kebab_chunk.errors import KebabError, OutputDirError
-from kebab_chunk.output.diff import diff_outputs, open_output
+from kebab_chunk.output.diff import diff_outputs
+from kebab_chunk.output.finished import open_output
 
 __all__ = [
     "DIFF_SUFFIX",
@@ -131,12 +133,32 @@ def _refuse_chosen_options(rest: Sequence[str]) -> None:
 
 
 def read_latest(runs: str) -> str | None:
-    """The run ``runs/latest`` names (normalised), or None when there is no pointer."""
+    """The run ``runs/latest`` names (normalised), or None when there is no pointer.
+
+    ``latest`` is the one-line file rechunk writes, or a symlink to a run directory
+    (``ln -sfn RUN RUNS/latest``: the run is the link's target, read relative to ``runs``
+    when relative). Anything else there (a dangling link, a directory, a file that cannot be
+    read or holds no single path) is refused (UsageError), never taken for "no pointer":
+    docs/decisions.md, "Issue 29.10".
+    """
     pointer = f"{runs}/{LATEST_NAME}"
-    if not FileSystems.exists(pointer):
+    if _is_local(pointer) and os.path.islink(pointer) and os.path.isdir(pointer):
+        return _normalise(os.path.join(runs, os.readlink(pointer)))
+    fix = "point it at the last good run, or delete it to start with a full run"
+    if not FileSystems.exists(pointer):  # follows a local link
+        if _is_local(pointer) and os.path.islink(pointer):
+            target = os.readlink(pointer)
+            raise UsageError(f"{pointer!r} is a link to {target!r}, which does not exist; {fix}")
+        if _exists(pointer):  # a folder of objects on gs:// or s3://
+            raise UsageError(f"{pointer!r} is a folder, not a file naming a run; {fix}")
         return None
-    with FileSystems.open(pointer) as f:
-        text = f.read().decode("utf-8", errors="replace").strip()
+    if _is_local(pointer) and os.path.isdir(pointer):
+        raise UsageError(f"{pointer!r} is a folder, not a file naming a run; {fix}")
+    try:
+        with FileSystems.open(pointer) as f:
+            text = f.read().decode("utf-8", errors="replace").strip()
+    except OSError as exc:
+        raise UsageError(f"cannot read {pointer!r} ({exc.strerror or exc}); {fix}") from None
     if not text or "\n" in text:
         raise UsageError(
             f"{pointer!r} does not hold one run path; put the path of the last good run in "
@@ -193,7 +215,11 @@ def _rechunk(
     try:
         previous = read_latest(runs)
         if previous is not None:
-            open_output(previous, f"{runs}/{LATEST_NAME} names a run, but")
+            open_output(
+                previous,
+                f"{runs}/{LATEST_NAME} names a run, but",
+                remedy=f"restore it or point {LATEST_NAME} at an earlier finished run",
+            )
         stamp = now().astimezone(UTC).strftime(STAMP_FORMAT)
         run_dir = f"{runs}/{stamp}"
         if _exists(run_dir):

@@ -36,12 +36,24 @@ def _fail(exc: BaseException) -> int:
 
 
 def _check_target(path: str) -> Path:
-    """Refuse an unusable output path before any work is done."""
+    """Refuse an unusable output path before any work is done, including one that would
+    overwrite a file of a finished output (its manifest or a part file), links resolved."""
+    from kebab_chunk.output.layout import CONTENT, MANIFEST_NAME
+
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{path} is a directory; pass a file name such as {path}/page.html")
     if not target.parent.is_dir():
         raise UsageError(f"the directory of {path} does not exist; create it or pick another path")
+    resolved = target.resolve()
+    for folder in resolved.parents:
+        if (folder / MANIFEST_NAME).is_file():
+            if resolved.relative_to(folder).parts[0] in CONTENT:
+                raise UsageError(
+                    f"{path} would overwrite a file of the output {folder}; write the page "
+                    "beside it instead"
+                )
+            break
     return target
 
 
@@ -198,11 +210,13 @@ def _default_label(media_type: str) -> str:
 def _chunks_from_output(output: str, source_uri: str, label: str) -> list[Any]:
     import pyarrow.compute as pc
 
+    from kebab_chunk.output.finished import open_output
     from kebab_chunk.output.reader import read_chunks
     from kebab_chunk.output.schema import row_to_chunk
 
+    path, _ = open_output(output, "--from-output")  # a finished, whole output, or one sentence
     try:
-        table = read_chunks(output)
+        table = read_chunks(path)
     except (FileNotFoundError, OSError) as exc:
         raise UsageError(f"cannot read the chunks of {output} ({exc})") from None
     mask = pc.and_(

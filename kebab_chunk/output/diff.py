@@ -23,25 +23,24 @@ Chunk ids are content-addressed, so comparing two outputs is a join on
   found) counts all its chunks to re-embed, and ``ideal_note`` says so; when no changed
   document can be located the ideal is ``None``.
 
-This module reads Parquet with pyarrow only (no pipeline runs); :func:`open_output` is also
-how the incremental pipeline checks its ``--previous`` directory on the launching machine.
+This module reads Parquet with pyarrow only (no pipeline runs); both outputs are first
+checked by :func:`kebab_chunk.output.finished.open_output`, as every reader's are.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
+from kebab_chunk._quote import safe_text
 from kebab_chunk.errors import OutputDirError
-from kebab_chunk.output.layout import MANIFEST_NAME
-from kebab_chunk.output.schema import CHUNK_FILE_SCHEMA, PARTITION_COLUMN, SCHEMA_VERSION
+from kebab_chunk.output.finished import open_output, output_filesystem
+from kebab_chunk.output.reader import read_checked
+from kebab_chunk.output.schema import CHUNK_FILE_SCHEMA, PARTITION_COLUMN
 
 __all__ = [
     "IdealReembed",
@@ -52,8 +51,6 @@ __all__ = [
     "format_diff",
     "ideal_reembed",
     "label_partitions",
-    "normalise_path",
-    "open_output",
 ]
 
 _CONTENT = ("text", "heading_path", "captions", "token_estimate")
@@ -71,81 +68,9 @@ _COLUMNS = ("chunk_id", *_CONTENT, *_METADATA)
 _LISTED = 10
 
 
-def normalise_path(path: str) -> str:
-    """Local paths made absolute (no trailing ``/``); URIs (``gs://``, ``s3://``) as given."""
-    if "://" in path:
-        return path.rstrip("/")
-    return os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
-
-
-def _filesystem(path: str, what: str) -> tuple[pafs.FileSystem, str]:
-    try:
-        fs, inner = pafs.FileSystem.from_uri(path)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
-        raise OutputDirError(
-            f"{what} {path!r} is not a path pyarrow can open ({exc}); give a local directory "
-            "or a gs:// or s3:// URI."
-        ) from None
-    return fs, inner
-
-
-def open_output(path: str, what: str) -> tuple[str, dict[str, Any]]:
-    """Check that ``path`` holds a finished kebab-chunk output; returns (path, manifest).
-
-    A finished output has ``manifest.json`` (the pipeline writes it last), a ``chunks/``
-    directory and the schema version this package reads. ``what`` names the argument in
-    the one-sentence error (e.g. ``OLD_OUTPUT``, ``--previous``).
-    """
-    if not path.strip():
-        raise OutputDirError(f"{what} is empty; give the --output directory of a finished run.")
-    path = normalise_path(path)
-    fs, inner = _filesystem(path, what)
-    info = fs.get_file_info(inner)
-    if info.type == pafs.FileType.NotFound:
-        raise OutputDirError(
-            f"{what} {path!r} does not exist; give the --output directory of a finished "
-            "kebab-chunk run."
-        )
-    if info.type == pafs.FileType.File:
-        raise OutputDirError(
-            f"{what} {path!r} is a file; give the output directory that holds manifest.json."
-        )
-    manifest_path = f"{inner}/{MANIFEST_NAME}"
-    if fs.get_file_info(manifest_path).type != pafs.FileType.File:
-        raise OutputDirError(
-            f"{what} {path!r} has no {MANIFEST_NAME}, so it is not a finished kebab-chunk "
-            "output (a run writes it last); point at the --output of a completed run."
-        )
-    try:
-        with fs.open_input_stream(manifest_path) as f:
-            manifest = json.loads(f.read().decode("utf-8"))
-    except (ValueError, OSError) as exc:
-        raise OutputDirError(
-            f"{what} {path!r} has an unreadable {MANIFEST_NAME} ({exc}); the output is "
-            "damaged, so run the job again."
-        ) from None
-    if not isinstance(manifest, dict) or "policy_hash" not in manifest:
-        raise OutputDirError(
-            f"{what} {path!r} has a {MANIFEST_NAME} that is not a kebab-chunk manifest; "
-            "point at the --output of a kebab-chunk run."
-        )
-    found = manifest.get("schema_version")
-    if found != SCHEMA_VERSION:
-        raise OutputDirError(
-            f"{what} {path!r} was written with output schema {found!r} but this kebab-chunk "
-            f"reads {SCHEMA_VERSION!r}; run the job again with this version first."
-        )
-    if fs.get_file_info(f"{inner}/chunks").type != pafs.FileType.Directory:
-        raise OutputDirError(
-            f"{what} {path!r} has no chunks/ directory; the output is incomplete, so run "
-            "the job again."
-        )
-    return path, manifest
-
-
 def label_partitions(path: str) -> list[str]:
     """The labels that have a ``chunks/chunker_version=<label>/`` partition, sorted."""
-    fs, inner = _filesystem(path, "output")
+    fs, inner = output_filesystem(path, "output")
     selector = pafs.FileSelector(f"{inner}/chunks", allow_not_found=True)
     prefix = f"{PARTITION_COLUMN}="
     return sorted(
@@ -157,22 +82,15 @@ def label_partitions(path: str) -> list[str]:
 
 def _read_label(path: str, label: str, what: str) -> dict[str, dict[str, Any]]:
     """chunk_id -> row (the compared columns) of one label partition."""
-    fs, inner = _filesystem(path, what)
-    try:
-        dataset = pads.dataset(
-            f"{inner}/chunks/{PARTITION_COLUMN}={label}",
-            format="parquet",
-            schema=CHUNK_FILE_SCHEMA,
-            filesystem=fs,
-        )
-        rows = dataset.to_table(columns=list(_COLUMNS)).to_pylist()
-    except (pa.ArrowException, OSError) as exc:
-        first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise OutputDirError(
-            f"cannot read the {label} chunks of {what} {path!r} ({first}); the output is "
-            "damaged, so run the job again."
-        ) from None
-    return {str(row["chunk_id"]): row for row in rows}
+    fs, inner = output_filesystem(path, what)
+    directory = f"{inner}/chunks/{PARTITION_COLUMN}={label}"
+    table = read_checked(
+        f"{path}/chunks/{PARTITION_COLUMN}={label}",
+        lambda: pads.dataset(
+            directory, format="parquet", schema=CHUNK_FILE_SCHEMA, filesystem=fs
+        ).to_table(columns=list(_COLUMNS)),
+    )
+    return {str(row["chunk_id"]): row for row in table.to_pylist()}
 
 
 @dataclass(frozen=True)
@@ -486,7 +404,8 @@ def diff_outputs(old: str, new: str) -> OutputDiff:
 
 
 def format_diff(diff: OutputDiff) -> str:
-    """The human-readable report: one paragraph per label, then the verdict."""
+    """The human-readable report: one paragraph per label, then the verdict; control
+    characters in names are escaped (``safe_text``)."""
     lines = [f"kebab-chunk diff: {diff.old} -> {diff.new}"]
     for d in diff.labels:
         where = {"both": "", "only_old": " (only in OLD)", "only_new": " (only in NEW)"}[d.status]
@@ -504,4 +423,5 @@ def format_diff(diff: OutputDiff) -> str:
     if not diff.labels:
         lines.append("  no chunk partitions in either output")
     lines.append("  result: " + ("changed" if diff.changed else "no changes"))
-    return "\n".join(lines)
+    # Names come from file names and labels: control characters are escaped, as inspect does.
+    return "\n".join(safe_text(line) for line in lines)

@@ -13,7 +13,6 @@ size some chunk really has.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,8 +21,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from kebab_chunk._quote import safe_text
 from kebab_chunk.errors import OutputDirError
-from kebab_chunk.output.diff import diff_outputs, open_output
+from kebab_chunk.output.diff import diff_outputs
+from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.reader import read_chunks, read_documents, read_errors
 from kebab_chunk.output.schema import CHUNK_SCHEMA, ERROR_SCHEMA
 
@@ -327,15 +328,6 @@ def tokens_by_label(data: OutputData) -> dict[str, list[int]]:
 
 
 # --- terminal rendering ----------------------------------------------------------------------
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def safe_text(value: object) -> str:
-    """``value`` as text with control characters escaped (file names and messages are
-    untrusted: an escape sequence in one must not drive the user's terminal)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)).replace("\n", " ")
-
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
     """Columns padded to width; numbers right-aligned, text left-aligned."""

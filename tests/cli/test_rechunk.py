@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -149,16 +150,19 @@ def test_the_diff_beside_the_run_reports_the_changed_document(history: History) 
 def test_a_failed_run_leaves_latest_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The last good run is damaged (a chunk file truncated) and, written by an older
-    version, lists no sizes or digests to check up front: the next run's pipeline starts,
-    fails while reading it as --previous, and the pointer must not move."""
+    """The last good run is damaged where no launch check looks (the data pages of a chunk
+    file, its footer intact) and, written by an older version, lists no digests to check
+    up front: the next run's pipeline starts, fails while reading it as --previous, and
+    the pointer must not move."""
     corpus = write_corpus(tmp_path / "corpus", DOCS)
     runs = tmp_path / "runs"
     assert _rechunk(corpus, runs, FIRST) == 0
     before = _latest(runs)
     assert before == f"{runs / FIRST}\n"
     part = next((runs / FIRST / "chunks").glob("*/*.parquet"))
-    part.write_bytes(b"not parquet")
+    data = part.read_bytes()
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    part.write_bytes(data[:4] + b"\xff" * (footer - 4) + data[footer:])
     manifest = _manifest(runs / FIRST)
     for entries in manifest["outputs"].values():
         for entry in entries:
@@ -192,8 +196,9 @@ def test_a_damaged_last_run_is_refused_before_the_job_starts(
 
     assert _rechunk(corpus, runs, SECOND) == 2
     err = capsys.readouterr().err
-    assert re.fullmatch(r"kebab-chunk run: error: [^\n]+\.\n", err), err  # the run's sentence
-    assert part.relative_to(runs / FIRST).as_posix() in err and "without --previous" in err
+    assert re.fullmatch(r"kebab-chunk rechunk: error: [^\n]+\.\n", err), err
+    assert part.relative_to(runs / FIRST).as_posix() in err
+    assert "point latest at an earlier finished run" in err, err
     assert _latest(runs) == before and not (runs / SECOND).exists()
 
 
@@ -306,3 +311,40 @@ def test_a_pointer_to_no_finished_run_is_refused(
     assert f"'{runs / FIRST}' does not exist" in message
     assert sorted(os.listdir(runs)) == [rechunk.LATEST_NAME]
     assert _latest(runs) == f"{FIRST}\n"
+
+
+def test_a_latest_symlink_to_a_run_is_followed(
+    history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ln -sfn RUN RUNS/latest`` names RUN (relative to RUNS); on success ``latest``
+    becomes the usual one-line file naming the new run."""
+    runs = tmp_path / "runs"
+    shutil.copytree(history.runs, runs, symlinks=True)
+    (runs / rechunk.LATEST_NAME).unlink()
+    (runs / rechunk.LATEST_NAME).symlink_to(FIRST, target_is_directory=True)
+    assert rechunk.read_latest(str(runs)) == str(runs / FIRST)
+    assert _rechunk(history.corpus, runs, THIRD) == 0, capsys.readouterr().err
+    assert _manifest(runs / THIRD)["incremental"]["previous_output"] == str(runs / FIRST)
+    assert (runs / f"{THIRD}{rechunk.DIFF_SUFFIX}").is_file()
+    assert not (runs / rechunk.LATEST_NAME).is_symlink()
+    assert _latest(runs) == f"{runs / THIRD}\n"
+
+
+def test_a_dangling_or_folder_latest_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``latest`` that names nothing is one sentence and exit 2, never a silent full run."""
+    corpus = write_corpus(tmp_path / "corpus", DOCS)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    latest = runs / rechunk.LATEST_NAME
+    latest.symlink_to(FIRST, target_is_directory=True)  # dangling: no such run
+    assert _rechunk(corpus, runs, SECOND) == 2
+    message = _assert_one_sentence(capsys.readouterr().err)
+    assert f"'{latest}' is a link to '{FIRST}', which does not exist" in message
+    latest.unlink()
+    latest.mkdir()  # a folder where the pointer belongs
+    assert _rechunk(corpus, runs, SECOND) == 2
+    message = _assert_one_sentence(capsys.readouterr().err)
+    assert f"'{latest}' is a folder" in message
+    assert sorted(os.listdir(runs)) == [rechunk.LATEST_NAME]  # no run was started

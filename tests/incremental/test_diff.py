@@ -121,14 +121,25 @@ def test_compare_label_separates_modified_from_relocated() -> None:
     assert not compare_label("l", old, old).changed
 
 
+#: The manifest of an output with no chunk, no error and no documents table: what every
+#: reader relies on (kebab_chunk/output/finished.py) and nothing more.
+_EMPTY_MANIFEST = {
+    "schema_version": SCHEMA_VERSION,
+    "policy_hash": "x",
+    "chunkers": {"labels": []},
+    "counts": {"chunks_total": 0},
+    "accounting": {},
+    "options": {},
+    "outputs": {},
+}
+
+
 def test_missing_and_invalid_output_dirs_are_one_sentence_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = tmp_path / "good"
     (good / "chunks").mkdir(parents=True)
-    (good / "manifest.json").write_text(
-        json.dumps({"schema_version": SCHEMA_VERSION, "policy_hash": "x"})
-    )
+    (good / "manifest.json").write_text(json.dumps(_EMPTY_MANIFEST))
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     no_manifest = tmp_path / "no-manifest"
@@ -139,7 +150,7 @@ def test_missing_and_invalid_output_dirs_are_one_sentence_errors(
     old_schema = tmp_path / "old-schema"
     (old_schema / "chunks").mkdir(parents=True)
     (old_schema / "manifest.json").write_text(
-        json.dumps({"schema_version": "kebab-chunk-parquet-v0", "policy_hash": "x"})
+        json.dumps({**_EMPTY_MANIFEST, "schema_version": "kebab-chunk-parquet-v0"})
     )
     no_chunks = tmp_path / "no-chunks"
     no_chunks.mkdir()

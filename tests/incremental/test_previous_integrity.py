@@ -104,7 +104,7 @@ def test_a_missing_part_file_is_refused_by_name(
         gone = _largest_md_part(previous)
     (damaged / gone).unlink()
     err = _refused(capsys, corpus, damaged, tmp_path / "out")
-    assert f"lacks {gone} although its manifest lists it" in err, err
+    assert f"lacks {gone} although its manifest.json lists it" in err, err
 
 
 def test_a_part_file_the_manifest_does_not_list_is_refused(
@@ -116,7 +116,7 @@ def test_a_part_file_the_manifest_does_not_list_is_refused(
     stray = first.parent / "part-00099-of-00099.parquet"
     stray.write_bytes(first.read_bytes())
     err = _refused(capsys, corpus, damaged, tmp_path / "out")
-    assert f"holds {MD}/part-00099-of-00099.parquet, which its manifest does not list" in err
+    assert f"holds {MD}/part-00099-of-00099.parquet, which its manifest.json does not list" in err
 
 
 def test_an_edited_chunk_text_is_never_carried(

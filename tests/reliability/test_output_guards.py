@@ -132,6 +132,39 @@ def test_output_around_the_corpus_through_a_symlink_is_refused(
     assert _files(data) == before
 
 
+# -- issue 29 item 2: --previous and --output through symlinks ---------------------------
+
+
+@pytest.fixture
+def finished(tmp_path: Path, corpus: Path) -> Path:
+    """A finished output ``outer/prev`` of the small corpus."""
+    out = tmp_path / "outer" / "prev"
+    assert main(["--input", str(corpus), "--output", str(out), *QUIET]) == 0
+    return out
+
+
+def test_overwrite_never_deletes_a_previous_reached_through_a_symlink(
+    capsys: pytest.CaptureFixture[str], corpus: Path, finished: Path, tmp_path: Path
+) -> None:
+    """The previous output is the one --overwrite would delete, or lies inside or around
+    it, with a symlink on either side: refused before anything is deleted."""
+    (tmp_path / "prev_link").symlink_to(finished, target_is_directory=True)
+    (tmp_path / "outer_link").symlink_to(finished.parent, target_is_directory=True)
+    before = _files(finished)
+    pairs = [
+        (finished, tmp_path / "prev_link"),  # --output X --previous L, L -> X
+        (tmp_path / "prev_link", finished),  # --output L --previous X
+        (tmp_path / "outer_link", finished),  # the output holds the previous (via a link)
+        (finished / "next", tmp_path / "outer_link" / "prev"),  # the output inside it
+    ]
+    for output, previous in pairs:
+        argv = ["--input", str(corpus), "--output", str(output), "--previous", str(previous)]
+        err = _refused(capsys, [*argv, "--overwrite"])
+        assert "overlap" in err, err
+        assert _files(finished) == before, f"--output {output} --previous {previous}"
+    assert sorted(os.listdir(finished.parent)) == ["prev"]
+
+
 # -- item 7: one run per output -----------------------------------------------------------
 
 

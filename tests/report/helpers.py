@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from kebab_chunk.beam.manifest import MANIFEST_NAME, manifest_header, summarise
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.cli import report as report_cli
@@ -196,7 +198,21 @@ def write_output(
     header = manifest_header(
         labels=labels, requested=labels, policy=policy, max_file_bytes=1000, parse_timeout_s=5.0
     )
-    manifest = {**header, **summarise(counts, []), "run_info": {"started_at": "test"}}
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet"))
+    outputs = {
+        k: [
+            {"path": p, "rows": pq.read_metadata(out / p).num_rows}
+            for p in written
+            if p.startswith(f"{k}/")
+        ]
+        for k in ("chunks", "errors")
+    }
+    manifest = {
+        **header,
+        "outputs": outputs,
+        **summarise(counts, []),
+        "run_info": {"started_at": "test"},
+    }
     import json
 
     (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,21 @@ def test_cli_refuses_an_unwritable_target(synthetic_output: Path, tmp_path: Path
     result = run_cli(["report", str(synthetic_output), "--html", str(tmp_path / "no" / "r.html")])
     assert result.status == 2
     assert "does not exist" in result.err and result.err.count("\n") == 1
+
+
+def test_cli_never_writes_over_a_file_of_an_output(pipeline_output: Path, tmp_path: Path):
+    """``--html`` naming the output's manifest or a part file (also through a link) is
+    refused before anything is written; the output stays whole (issue 29, item 2)."""
+    out = tmp_path / "out"
+    shutil.copytree(pipeline_output, out)
+    link = tmp_path / "out_link"
+    link.symlink_to(out, target_is_directory=True)
+    part = next(out.glob("chunks/*/*.parquet"))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    for target in (link / "manifest.json", part):
+        result = run_cli(["report", str(out), "--html", str(target)])
+        assert result.status == 2 and "would overwrite a file of the output" in result.err
+        assert result.err.count("\n") == 1
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    beside = out / "report.html"  # beside the output's files: allowed
+    assert run_cli(["report", str(out), "--html", str(beside)]).status == 0
