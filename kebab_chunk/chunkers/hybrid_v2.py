@@ -452,9 +452,9 @@ class Run:
             if kept != line:
                 self._warn(
                     f"{self.doc.source_uri}: a heading, caption or table header line of "
-                    f"{len(line):,} characters is longer than half of max_tokens="
-                    f"{self.budget} (or {2 * self.budget:,} characters), so its chunks "
-                    f"record only its first {len(kept):,} characters: {quote(kept)}"
+                    f"{len(line):,} characters costs more than half of max_tokens="
+                    f"{self.budget} or holds more than {2 * self.budget:,} characters, so its "
+                    f"chunks record only its first {len(kept):,} characters: {quote(kept)}"
                 )
         return kept
 
