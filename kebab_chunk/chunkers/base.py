@@ -8,6 +8,7 @@ estimate and the copied document fields identical across chunkers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
@@ -16,7 +17,7 @@ from kebab_chunk.model.ids import chunk_id, slice_id_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
 from kebab_chunk.tokenizers import estimate_tokens
 
-__all__ = ["Chunker", "make_chunk"]
+__all__ = ["Chunker", "ParserNeeds", "make_chunk", "needs_of"]
 
 
 @runtime_checkable
@@ -40,6 +41,38 @@ class Chunker(Protocol):
     def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
         """All chunks of ``doc`` in document order (``position`` 0, 1, ...)."""
         ...
+
+
+@dataclass(frozen=True)
+class ParserNeeds:
+    """The parser versions whose blocks a label chunks, for a label that takes documents of
+    one media type from some of its parsers only (a chunker's ``needs`` attribute).
+
+    It lets a refusal name the parser to pin instead of a bare "not accepted": pdf-page-v1
+    takes only paragraphs, and the default PDF parser (pdf-text-v2) makes headings from
+    a PDF's outline.
+    """
+
+    media_type: str
+    parsers: tuple[str, ...]
+
+    def refusal(self, label: str, doc: CanonicalDocument) -> str | None:
+        """One sentence naming the parser to pin when ``doc`` is of this media type but was
+        parsed by another parser; None when pinning a parser would not help."""
+        if doc.media_type != self.media_type or doc.parser_version in self.parsers:
+            return None
+        pin = self.parsers[0]
+        return (
+            f"{label} needs blocks from parser {' or '.join(self.parsers)}, but "
+            f"{doc.source_uri} was parsed by {doc.parser_version}; pass --parsers {pin} "
+            f"(parser_version={pin!r} in the library)"
+        )
+
+
+def needs_of(chunker: object) -> ParserNeeds | None:
+    """The chunker's :class:`ParserNeeds`, or None when any parser's documents will do."""
+    needs = getattr(chunker, "needs", None)
+    return needs if isinstance(needs, ParserNeeds) else None
 
 
 def make_chunk(

@@ -7,7 +7,7 @@ therefore embeds different things per file type. ``embed_text`` is the same reci
 every label (docs/contract.md, "The text to embed"): the heading path, outermost first, then
 the captions, then the text, one per line; a heading the text already opens with is not
 repeated. A chunker may define ``embed_text(chunk, policy) -> str`` to say otherwise
-(hybrid-v2 and hybrid-v3 shorten context lines that would not fit the budget).
+(hybrid-v2 to hybrid-v4 shorten context lines that would not fit the budget).
 
 ``embed_tokens`` is that text's token count under the run's tokenizer (the policy's), so
 it can be checked against a model's input limit without re-tokenising.

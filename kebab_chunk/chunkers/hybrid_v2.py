@@ -45,9 +45,9 @@ import bisect
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from kebab_chunk._quote import quote_all
+from kebab_chunk._quote import quote, quote_all
 from kebab_chunk.chunkers._separators import join_gap, newline_style
 from kebab_chunk.chunkers._slices import joined_spans, list_items_from_spans
 from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
@@ -61,7 +61,16 @@ from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import CutRule
 
-__all__ = ["Draft", "HybridV2Chunker", "Run", "embedded_text", "part_ranges", "trim_context"]
+__all__ = [
+    "Draft",
+    "HybridRules",
+    "HybridV2Chunker",
+    "Run",
+    "bound_line",
+    "embedded_text",
+    "part_ranges",
+    "trim_context",
+]
 
 VERSION = "hybrid-v2"
 _log = logging.getLogger(__name__)
@@ -78,6 +87,29 @@ _MARKER_ONLY = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,9}[.)])[ \t]*")
 _LIST_GAP = re.compile(r"(?:\r\n|\r|\n)[ \t]*(?:[-*+\u2022]|\d{1,9}[.)])[ \t]+| ")
 #: Between two parts of any other block: one whitespace character.
 _PLAIN_GAP = re.compile(r"\s")
+
+
+# -- the rules that tell the hybrid labels apart ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class HybridRules:
+    """What one hybrid label does differently from another, as data (defaults: hybrid-v2).
+
+    Every hybrid label is this module's engine with one frozen rules object
+    (``HybridV2Chunker.rules``); a new label sets a field instead of overriding a step.
+    """
+
+    #: hybrid-v3: a source slice and a structured or rendered piece of one section, with
+    #: the same headings and captions, merge while they fit, joined by ``"\n"`` (v2 kept
+    #: them apart so that an exact chunk never became inexact).
+    merge_mixed_kinds: bool = False
+    #: hybrid-v4: each heading-path and caption line a chunk records (a repeated table
+    #: header included) is cut by :func:`bound_line`, so the context repeated on every
+    #: chunk of an element is bounded by the budget, not by the input (a CSV header of
+    #: 150,000 columns was recorded whole on each of its 1,811 chunks). v2 and v3 record
+    #: the lines whole.
+    bound_context_lines: bool = False
 
 
 # -- the text that is counted and embedded -------------------------------------------------
@@ -121,6 +153,26 @@ def _last_fitting(candidates: Sequence[int], fits: Callable[[int], bool]) -> int
         else:
             hi = mid - 1
     return best
+
+
+def bound_line(line: str, count: Count, budget: int) -> str:
+    """A heading or caption line as hybrid-v4 records it: at most half the budget.
+
+    The longest prefix that costs at most ``budget // 2`` tokens and holds at most
+    ``2 * budget`` characters (the character cap bounds tokenizers that count a long run of
+    unknown characters as one token), cut at a word end when one fits, else at a
+    character; never less than the line's first character. A line within both is returned
+    unchanged.
+    """
+    limit, chars = budget // 2, 2 * budget
+    if len(line) <= chars and count(line) <= limit:
+        return line
+    head = line[: chars + 1]  # a word ending past the cap cannot fit: no need to scan on
+
+    def capped(text: str) -> int:
+        return count(text) if len(text) <= chars else limit + 1
+
+    return _fitting_prefix(head, capped, limit) or line[:1]
 
 
 def embedded_text(
@@ -328,6 +380,7 @@ class Run:
         self.doc = doc
         self.policy = policy
         self.version = chunker.version
+        self.rules = chunker.rules
         self.tokenizer = get_tokenizer(policy.tokenizer)
         self.count = chunker.counter(self.tokenizer)
         self.adds_up = chunker.cut_rule(self.tokenizer)
@@ -345,6 +398,7 @@ class Run:
         self._contexts: dict[tuple[tuple[str, ...], ...], _Context] = {}
         self._trims: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._gap_tokens: dict[str, int] = {}
+        self._bounded: dict[str, str] = {}  # context line -> as recorded (bound_context_lines)
 
     # -- context -------------------------------------------------------------------
     def _context(
@@ -376,6 +430,33 @@ class Run:
                 f"{quote_all(lines)}; heading_path and captions keep them whole"
             )
         return self._context(el.heading_path, captions, counted)
+
+    def _bound(self, el: Element) -> Element:
+        """``el`` with its context lines cut by :func:`bound_line` (rule
+        ``bound_context_lines``); ``el`` itself when every line is within the bound."""
+        heading_path = tuple(map(self._bound_line, el.heading_path))
+        captions = tuple(map(self._bound_line, el.captions))
+        header = el.table_header
+        table_header = None if header is None else self._bound_line(header)
+        if (heading_path, captions, table_header) == (el.heading_path, el.captions, header):
+            return el
+        return replace(
+            el, heading_path=heading_path, captions=captions, table_header=table_header
+        )
+
+    def _bound_line(self, line: str) -> str:
+        """One context line as recorded, cut once per document (with one warning)."""
+        kept = self._bounded.get(line)
+        if kept is None:
+            kept = self._bounded[line] = bound_line(line, self.count, self.budget)
+            if kept != line:
+                self._warn(
+                    f"{self.doc.source_uri}: a heading, caption or table header line of "
+                    f"{len(line):,} characters costs more than half of max_tokens="
+                    f"{self.budget} or holds more than {2 * self.budget:,} characters, so its "
+                    f"chunks record only its first {len(kept):,} characters: {quote(kept)}"
+                )
+        return kept
 
     def _warn(self, message: str) -> None:
         warn(self.warnings, message, _log)
@@ -432,7 +513,10 @@ class Run:
     # -- step 2: split ---------------------------------------------------------------
     def stream(self, elements: Iterator[Element]) -> Iterator[Draft]:
         """The pieces of every element in order (most elements fit whole: one piece)."""
+        bound = self.rules.bound_context_lines
         for index, el in enumerate(elements):
+            if bound:
+                el = self._bound(el)
             where = self._where(el)
             whole = self._context(el.heading_path, el.captions)
             tokens = self._measure(whole, el.text)
@@ -519,13 +603,14 @@ class Run:
 
         Pieces of one section only, with the same context. Source slices join only over a
         gap the spans pin down. Structured (element) and rendered texts have no source text
-        between elements: they join with ``"\\n"``. A slice never joins a non-slice.
+        between elements: they join with ``"\\n"``. A slice joins a non-slice (with
+        ``"\\n"``) only under the rule ``merge_mixed_kinds``.
         """
         if a.element == b.element or a.context is not b.context or a.section != b.section:
             return None
         if a.kind == "slice" and b.kind == "slice":
             return join_gap(a.spans[-1], b.spans[0], self._newline_style())
-        if a.kind != "slice" and b.kind != "slice":
+        if self.rules.merge_mixed_kinds or (a.kind != "slice" and b.kind != "slice"):
             return "\n"
         return None
 
@@ -681,8 +766,8 @@ class HybridV2Chunker(TokenAwareChunker):
     """Chunker protocol implementation for ``hybrid-v2``."""
 
     version = VERSION
-    #: The pass that splits and merges one document (a later version overrides a step).
-    run_class: type[Run] = Run
+    #: What this label does differently from the other hybrid labels (v2: the defaults).
+    rules = HybridRules()
     accepts_description = (
         "any document: hierarchical chunks split and merged so that the contextualised "
         "text fits max_tokens of the policy's tokenizer; cites only what a chunk holds"
@@ -710,7 +795,7 @@ class HybridV2Chunker(TokenAwareChunker):
         warnings: list[str] | None,
     ) -> Iterator[Chunk]:
         """The elements split and merged to the budget, streamed (lazy)."""
-        run = self.run_class(self, doc, policy, warnings)
+        run = Run(self, doc, policy, warnings)
         for position, piece in enumerate(run.merged(run.stream(elements))):
             yield run.record(position, piece)
 

@@ -18,23 +18,11 @@ exact source slice. Ids, budgets, counts and citations follow ``hybrid-v2``'s ru
 
 from __future__ import annotations
 
-from kebab_chunk.chunkers.hybrid_v2 import Draft, HybridV2Chunker, Run
+from kebab_chunk.chunkers.hybrid_v2 import HybridRules, HybridV2Chunker
 
 __all__ = ["HybridV3Chunker"]
 
 VERSION = "hybrid-v3"
-
-
-class _MixedRun(Run):
-    """``hybrid-v2``'s pass with the one changed merge rule."""
-
-    def _joiner(self, a: Draft, b: Draft) -> str | None:
-        """As ``hybrid-v2``, except that a slice and a non-slice join with ``"\\n"``."""
-        if a.element == b.element or a.context is not b.context or a.section != b.section:
-            return None
-        if a.kind == "slice" and b.kind == "slice":
-            return super()._joiner(a, b)
-        return "\n"
 
 
 class HybridV3Chunker(HybridV2Chunker):
@@ -45,4 +33,4 @@ class HybridV3Chunker(HybridV2Chunker):
         "any document: hybrid-v2's chunks, with a plain-text block merged with the table or "
         "list beside it instead of left as a chunk on its own"
     )
-    run_class = _MixedRun
+    rules = HybridRules(merge_mixed_kinds=True)

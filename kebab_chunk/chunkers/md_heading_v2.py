@@ -125,7 +125,7 @@ class MdHeadingV2Chunker:
             raise UnsupportedDocumentError(
                 f"md-heading-v2 needs blocks with line spans (Markdown, text, HTML, CSV) but "
                 f"{doc.source_uri!r} has {kind} spans; use pdf-page-v3 for PDF documents or a "
-                "chunker that accepts any document (such as hybrid-v3) for the others."
+                "chunker that accepts any document (such as hybrid-v4) for the others."
             )
         tokenizer = get_tokenizer(policy.tokenizer)
         return _Run(doc, policy, self._counters.get(tokenizer), budget_of(policy, tokenizer)).run()

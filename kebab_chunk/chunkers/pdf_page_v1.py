@@ -25,14 +25,13 @@ from bisect import bisect_right
 from itertools import accumulate
 
 from kebab_chunk.chunkers._separators import PDF_SEGMENT_END, is_exact, separator_spans
-from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.base import ParserNeeds, make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, PageSpan, ParagraphBlock
 from kebab_chunk.tokenizers import BYTES_PER_TOKEN
 
 __all__ = ["PdfPageV1Chunker"]
 
-_NOT_PDF = "PdfPageV1Chunker only handles PDF docs"
 _PDF_MEDIA_TYPE = "application/pdf"
 
 
@@ -43,6 +42,8 @@ class PdfPageV1Chunker:
     accepts_description = (
         "PDF documents (every block a paragraph with one page span, as pdf-text-v1 makes)"
     )
+    #: Only pdf-text-v1's blocks: pdf-text-v2 makes headings from a PDF's outline.
+    needs = ParserNeeds(_PDF_MEDIA_TYPE, ("pdf-text-v1",))
     #: Sizes by the byte proxy whatever the policy's tokenizer.
     uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3"})
 
@@ -53,9 +54,17 @@ class PdfPageV1Chunker:
         return all(_page_span(block) is not None for block in doc.blocks)
 
     def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
-        """All chunks of ``doc`` in page order; raises UnsupportedDocumentError for non-PDFs."""
+        """All chunks of ``doc`` in page order; UnsupportedDocumentError (one sentence naming
+        the parser to pin, or a chunker for other documents) for a document it does not
+        accept."""
         if not self.accepts(doc):
-            raise UnsupportedDocumentError(_NOT_PDF)
+            raise UnsupportedDocumentError(
+                self.needs.refusal(self.version, doc)
+                or f"{self.version} needs every block to be a paragraph citing one exact page "
+                f"range (as pdf-text-v1 makes), and {doc.source_uri} ({doc.media_type}, parsed "
+                f"by {doc.parser_version}) is not such a document; use a chunker that accepts "
+                "any document (such as hybrid-v4) for it"
+            )
         budget = policy.target_tokens * BYTES_PER_TOKEN
         overlap = policy.overlap_tokens * BYTES_PER_TOKEN
         chunks: list[Chunk] = []

@@ -34,6 +34,7 @@ _REGISTRY: dict[str, str] = {
     "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
     "hybrid-v2": "kebab_chunk.chunkers.hybrid_v2:HybridV2Chunker",
     "hybrid-v3": "kebab_chunk.chunkers.hybrid_v3:HybridV3Chunker",
+    "hybrid-v4": "kebab_chunk.chunkers.hybrid_v4:HybridV4Chunker",
 }
 
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced
@@ -42,17 +43,19 @@ _REGISTRY: dict[str, str] = {
 #: labels stay registered and reproduce old outputs with ``--chunkers``. hybrid-v3 replaced
 #: hybrid-v2 for the formats it chunks (docs/decisions.md, "hybrid-v3 merges a slice with a
 #: rendered element"): the same chunks except no one-line chunk beside a table or list;
-#: pdf-page-v3 replaced pdf-page-v2 ("pdf-page-v3 never cuts after a list marker").
+#: pdf-page-v3 replaced pdf-page-v2 ("pdf-page-v3 never cuts after a list marker");
+#: hybrid-v4 replaced hybrid-v3 ("Issue 29.7"): the same chunks, with the context lines each
+#: chunk records bounded by the budget.
 DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
     "text/markdown": ("md-heading-v2",),
     "text/plain": ("md-heading-v2",),
     "application/pdf": ("pdf-page-v3",),
     # Formats whose block text is rendered, not a source slice: the token-aware chunker.
-    "text/html": ("hybrid-v3",),
-    "text/csv": ("hybrid-v3",),
-    "text/tab-separated-values": ("hybrid-v3",),
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ("hybrid-v3",),
-    "application/vnd.docling+json": ("hybrid-v3",),
+    "text/html": ("hybrid-v4",),
+    "text/csv": ("hybrid-v4",),
+    "text/tab-separated-values": ("hybrid-v4",),
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ("hybrid-v4",),
+    "application/vnd.docling+json": ("hybrid-v4",),
 }
 
 

@@ -13,18 +13,19 @@ be caught here (a hang, a crash) is turned into one by the Beam side (``stopped_
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.chunkers.base import Chunker, needs_of
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
-from kebab_chunk.errors import ParseError
+from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, ErrorRecord, RawDocument
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
+from kebab_chunk.runtime.output_limit import DEFAULT_OUTPUT_LIMIT, OutputLimit
 
 __all__ = [
     "DEFAULT_MAX_MEMORY_MB",
@@ -49,6 +50,8 @@ DEFAULT_PARSE_TIMEOUT_S = 60.0
 DEFAULT_MAX_MEMORY_MB = 2048
 #: ``error_type`` of a document that hit the memory guard.
 MEMORY_LIMIT = "memory_limit"
+#: ``error_type`` of a document whose chunks under a label exceed the output limit.
+LIMIT_EXCEEDED = LimitExceededError.error_type
 
 #: The callable that parses one document; it must be importable on workers (module level).
 ParseFn = Callable[[bytes, str, "str | None", ParseLimits], CanonicalDocument]
@@ -181,11 +184,13 @@ class ChunkTask:
         policy: ChunkPolicy,
         chunkers: dict[str, Chunker],
         max_memory_mb: int | None = None,
+        output_limit: OutputLimit = DEFAULT_OUTPUT_LIMIT,
     ) -> None:
         self._labels = labels
         self._policy = policy
         self._chunkers = chunkers
         self._max_memory_mb = max_memory_mb
+        self._output_limit = output_limit
 
     def _labels_for(self, doc: CanonicalDocument) -> tuple[str, ...]:
         if self._labels:
@@ -209,7 +214,11 @@ class ChunkTask:
             try:
                 if not chunker.accepts(doc):
                     continue
-                produced = with_embedding(chunker.chunk(doc, self._policy), chunker, self._policy)
+                made = self._output_limit.collect(self._iter_chunks(chunker, doc), doc)
+                if made is None:
+                    failed = (LIMIT_EXCEEDED, self._output_limit.message(doc, label))
+                else:
+                    produced = with_embedding(made, chunker, self._policy)
             except Exception as exc:  # a chunker failure is a dead letter
                 failed = describe(exc)
             if failed is not None:  # handled outside the handler, as in ParseTask.parse
@@ -221,8 +230,17 @@ class ChunkTask:
             counts.append((label, len(produced)))
             chunks.extend(produced)
         if not counts:
-            errors.append(self._not_accepted(doc, labels))
+            errors.append(self._not_accepted(doc, labels, self._chunkers))
         return Chunked(tuple(chunks), tuple(errors), outcome(doc, counts))
+
+    def _iter_chunks(self, chunker: Chunker, doc: CanonicalDocument) -> Iterable[Chunk]:
+        """The chunks, lazily when the chunker streams them (so the output limit stops it
+        early), else its list."""
+        lazy = getattr(chunker, "iter_chunks", None)
+        if callable(lazy):
+            chunks: Iterable[Chunk] = lazy(doc, self._policy)
+            return chunks
+        return chunker.chunk(doc, self._policy)
 
     def _error(
         self, doc: CanonicalDocument, label: str, error_type: str, message: str
@@ -240,8 +258,15 @@ class ChunkTask:
         )
 
     @staticmethod
-    def _not_accepted(doc: CanonicalDocument, labels: tuple[str, ...]) -> ErrorRecord:
-        if labels:
+    def _not_accepted(
+        doc: CanonicalDocument, labels: tuple[str, ...], chunkers: dict[str, Chunker]
+    ) -> ErrorRecord:
+        needs = ((label, needs_of(chunkers[label])) for label in labels)
+        pins = (need.refusal(label, doc) for label, need in needs if need is not None)
+        pin = next((sentence for sentence in pins if sentence), None)
+        if pin is not None:  # a label that takes this media type from another parser
+            message = f"{pin}."
+        elif labels:
             message = (
                 f"none of the requested chunkers ({', '.join(labels)}) accepts "
                 f"{doc.media_type} documents; add one that does to --chunkers."

@@ -35,6 +35,7 @@ from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
 from kebab_chunk.chunkers.hybrid_v2 import (
     HybridV2Chunker,
+    bound_line,
     embedded_text,
     part_ranges,
     trim_context,
@@ -122,13 +123,19 @@ def full_path(doc: CanonicalDocument, chunk: Chunk) -> tuple[str, ...]:
 
 
 def promises(
-    doc: CanonicalDocument, chunks: Sequence[Chunk], policy: ChunkPolicy, source: str | None
+    doc: CanonicalDocument,
+    chunks: Sequence[Chunk],
+    policy: ChunkPolicy,
+    source: str | None,
+    *,
+    bounded: bool = False,
 ) -> None:
     """What hybrid-v2 promises beyond every chunker's properties (used by
     ``tests/properties/test_every_chunker.py`` on generated documents): the text to embed
     is counted exactly by ``token_estimate`` and fits the budget (only a single character
-    may not), the record keeps the element's whole heading path, and a chunk with one line
-    span is the exact source slice it cites (``source``: None when texts are rendered)."""
+    may not), the record keeps the element's whole heading path (``bounded``, hybrid-v4:
+    every line of it, each cut by ``bound_line``), and a chunk with one line span is the
+    exact source slice it cites (``source``: None when texts are rendered)."""
     chunker = HybridV2Chunker()
     tokenizer = get_tokenizer(policy.tokenizer)
     limit = budget(policy)
@@ -138,18 +145,23 @@ def promises(
         assert chunk.token_estimate == count, "token_estimate counts the text to embed"
         assert count <= limit or len(chunk.text) == 1
         assert text.endswith(chunk.text)
-        assert chunk.heading_path == full_path(doc, chunk), "headings are never dropped"
+        path = full_path(doc, chunk)
+        if bounded:
+            path = tuple(bound_line(line, tokenizer.count_tokens, limit) for line in path)
+        assert chunk.heading_path == path, "headings are never dropped"
         if source is not None and len(chunk.source_spans) == 1:
             (span,) = chunk.source_spans
             if isinstance(span, LineSpan):
                 assert source[span.char_start : span.char_end] == chunk.text
 
 
-def check(doc: CanonicalDocument, chunks: Sequence[Chunk], policy: ChunkPolicy) -> None:
+def check(
+    doc: CanonicalDocument, chunks: Sequence[Chunk], policy: ChunkPolicy, *, bounded: bool = False
+) -> None:
     """``promises`` plus unique ids and positions in order."""
     assert [c.position for c in chunks] == list(range(len(chunks)))
     assert len({c.chunk_id for c in chunks}) == len(chunks)
-    promises(doc, chunks, policy, None)
+    promises(doc, chunks, policy, None, bounded=bounded)
 
 
 def test_v2_is_registered_beside_v1() -> None:

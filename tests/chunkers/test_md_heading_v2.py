@@ -368,9 +368,9 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
 
 
 def test_a_pdf_document_is_refused_with_the_default_pdf_chunker_named() -> None:
-    """The error points at the labels a user should pick today (pdf-page-v3, hybrid-v3),
+    """The error points at the labels a user should pick today (pdf-page-v3, hybrid-v4),
     not at superseded versions."""
     pdf = Path(__file__).resolve().parents[2] / "fixtures" / "pdf" / "three-page-en.pdf"
     doc = parse_document(pdf.read_bytes(), pdf.name)
-    with pytest.raises(UnsupportedDocumentError, match=r"use pdf-page-v3 for PDF.*hybrid-v3"):
+    with pytest.raises(UnsupportedDocumentError, match=r"use pdf-page-v3 for PDF.*hybrid-v4"):
         MdHeadingV2Chunker().chunk(doc, ChunkPolicy())

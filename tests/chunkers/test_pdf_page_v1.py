@@ -24,6 +24,7 @@ from kebab_chunk.model import (
 )
 from kebab_chunk.model.ids import chunk_id, content_hash, doc_id, policy_hash_of, slice_id_policy
 from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import parse_document
 from kebab_chunk.tokenizers import BYTES_PER_TOKEN
 from tests.chunkers import token_docs
 from tests.chunkers.helpers import outputs_under_hash_seeds
@@ -180,7 +181,10 @@ def test_non_pdf_document_is_an_error() -> None:
     assert not CHUNKER.accepts(doc)
     with pytest.raises(UnsupportedDocumentError) as info:
         CHUNKER.chunk(doc, ChunkPolicy())
-    assert str(info.value) == "PdfPageV1Chunker only handles PDF docs"
+    message = str(info.value)
+    assert message.startswith("pdf-page-v1 needs every block to be a paragraph citing one exact")
+    assert "(text/markdown, parsed by" in message and "such as hybrid-v4" in message
+    assert "--parsers" not in message  # no PDF parser can help a Markdown document
 
 
 def test_determinism_over_1000_runs() -> None:
@@ -323,10 +327,25 @@ def test_blocks_that_are_not_single_page_spanned_paragraphs_are_rejected() -> No
     for block in (two_spans, heading, short_span):
         doc = page_doc(["Page."]).model_copy(update={"blocks": (block,)})
         assert not CHUNKER.accepts(doc)
-        with pytest.raises(
-            UnsupportedDocumentError, match=r"^PdfPageV1Chunker only handles PDF docs$"
-        ):
+        with pytest.raises(UnsupportedDocumentError, match=r"^pdf-page-v1 needs every block"):
             CHUNKER.chunk(doc, ChunkPolicy())
+
+
+def test_a_pdf_from_another_pdf_parser_is_refused_naming_the_parser_to_pin() -> None:
+    """The default PDF parser (pdf-text-v2) makes headings from an outline, which
+    pdf-page-v1 does not take: the one sentence says which parser to pin and how."""
+    pdf = REPO / "fixtures" / "pdf-text-v2" / "outlined-report.pdf"
+    doc = parse_document(pdf.read_bytes(), "outlined-report.pdf")
+    assert doc.parser_version == "pdf-text-v2" and not CHUNKER.accepts(doc)
+    with pytest.raises(UnsupportedDocumentError) as info:
+        CHUNKER.chunk(doc, ChunkPolicy())
+    assert str(info.value) == (
+        "pdf-page-v1 needs blocks from parser pdf-text-v1, but outlined-report.pdf was parsed "
+        "by pdf-text-v2; pass --parsers pdf-text-v1 (parser_version='pdf-text-v1' in the "
+        "library)"
+    )
+    pinned = parse_document(pdf.read_bytes(), "outlined-report.pdf", parser_version="pdf-text-v1")
+    assert CHUNKER.chunk(pinned, ChunkPolicy())  # the advice works
 
 
 def test_empty_documents_are_accepted_only_when_they_are_pdfs() -> None:

@@ -86,6 +86,10 @@ def test_parse_prints_a_canonical_document() -> None:
     assert doc["title"] == "kebab-chunk"
 
 
+#: A PDF with an outline: the default parser (pdf-text-v2) makes heading blocks from it.
+OUTLINED_PDF = "fixtures/pdf-text-v2/outlined-report.pdf"
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -102,7 +106,15 @@ def test_parse_prints_a_canonical_document() -> None:
         (["chunk", "fixtures", "--chunker", "md-heading-v1"], "is a directory"),
         (["chunk", "README.md"], "--chunker"),
         (["chunk", "README.md", "--chunker", "md-heading-v1", "--bogus"], "--bogus"),
-        (["chunk", "README.md", "--chunker", "pdf-page-v1"], "only handles PDF"),
+        (
+            ["chunk", "README.md", "--chunker", "pdf-page-v1"],
+            "pdf-page-v1 needs every block to be a paragraph citing one exact page range",
+        ),
+        (
+            ["chunk", OUTLINED_PDF, "--chunker", "pdf-page-v1"],
+            f"pdf-page-v1 needs blocks from parser pdf-text-v1, but {OUTLINED_PDF} was parsed by "
+            "pdf-text-v2; pass --parsers pdf-text-v1",
+        ),
     ],
 )
 def test_user_errors_are_one_sentence_and_exit_2(args: list[str], needle: str) -> None:
@@ -113,6 +125,12 @@ def test_user_errors_are_one_sentence_and_exit_2(args: list[str], needle: str) -
     assert len(lines) == 1, result.stderr
     assert needle in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def test_the_parser_the_refusal_names_is_the_fix() -> None:
+    result = _run("chunk", OUTLINED_PDF, "--chunker", "pdf-page-v1", "--parsers", "pdf-text-v1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count('"chunker_version":"pdf-page-v1"') > 0
 
 
 @pytest.mark.parametrize(

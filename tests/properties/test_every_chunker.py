@@ -193,6 +193,14 @@ PROMISES: dict[str, Callable[[Ctx], None]] = {
     "hybrid-v3": lambda ctx: hybrid_v2_promises(
         ctx.gen.doc, ctx.chunks, ctx.policy, ctx.gen.source if ctx.gen.exact else None
     ),
+    # hybrid-v4 too, with each heading line as bound_line cuts it.
+    "hybrid-v4": lambda ctx: hybrid_v2_promises(
+        ctx.gen.doc,
+        ctx.chunks,
+        ctx.policy,
+        ctx.gen.source if ctx.gen.exact else None,
+        bounded=True,
+    ),
 }
 
 
