@@ -49,6 +49,13 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["--parsers", "md-mistune-v1,md-pyromark-v1"], "name only one of them"),
         (["--taget-tokens", "100"], "unknown option '--taget-tokens'"),
         (["--runner"], "--runner"),
+        (["--media-type", "rst"], "--media-type 'rst' is not EXT=MEDIA_TYPE"),
+        (["--media-type", ".rst=text/rst"], "'text/rst', which no parser reads"),
+        (["--media-type", "a/b=text/plain"], "does not name a file extension"),
+        (
+            ["--media-type", ".rst=text/plain", "--media-type", "RST=text/markdown"],
+            "maps .rst to both text/plain and text/markdown",
+        ),
     ],
 )
 def test_bad_options_are_one_sentence_and_exit_2(

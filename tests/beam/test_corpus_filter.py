@@ -31,7 +31,6 @@ from kebab_chunk.beam.locations import (
 from kebab_chunk.beam.read import (
     BROKEN_SYMLINK,
     SYMLINK_OUTSIDE_CORPUS,
-    _UnlistedEntriesFn,
     selected_files,
 )
 from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
@@ -39,6 +38,7 @@ from kebab_chunk.errors import RunSetupError, UsageError
 from kebab_chunk.output.records import ErrorRecord
 from tests.beam.checkout import DOC, DOCUMENTS, write_checkout
 from tests.beam.helpers import quiet_beam
+from tests.beam.listing import read_listing
 
 quiet_beam()
 
@@ -322,9 +322,9 @@ def _walk_rows(
     location: CorpusLocation, chosen: CorpusFilter | None = None
 ) -> set[tuple[str, str]]:
     return {
-        (out.value.source_uri, out.value.error_type)
-        for out in _UnlistedEntriesFn(chosen, location).process(location)
-        if isinstance(out.value, ErrorRecord)
+        (out.source_uri, out.error_type)
+        for out in read_listing(location, chosen)
+        if isinstance(out, ErrorRecord)
     }
 
 
