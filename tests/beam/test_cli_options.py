@@ -169,3 +169,25 @@ def test_parsers_option_pins_an_older_markdown_parser(
     assert json.loads((default_out / "manifest.json").read_text())["parsers"]["text/markdown"] == (
         "md-pyromark-v1"
     )
+
+
+def test_the_summary_shows_skipped_and_inconsistent_files_apart() -> None:
+    from kebab_chunk.cli.run import _summary
+
+    counts = {"chunks_total": 4, "chunks_by_label": {"md-heading-v2": 4}, "errors_by_stage": {}}
+    accounting = {
+        "files_matched": 9,
+        "documents_chunked": 2,
+        "documents_with_zero_chunks": 1,
+        "errors": 1,
+        "skipped": 5,
+        "inconsistent": 0,
+        "closes": True,
+    }
+    line = _summary({"counts": counts, "accounting": accounting}, "out").splitlines()[1]
+    assert line.strip() == (
+        "files matched 9 = chunked 2 + zero chunks 1 + errors 1 + skipped 5 (closes)"
+    )
+    broken = {**accounting, "files_matched": 11, "inconsistent": 2, "closes": False}
+    line = _summary({"counts": counts, "accounting": broken}, "out").splitlines()[1]
+    assert line.endswith("(DOES NOT CLOSE; 2 inconsistent: accounting.inconsistent_files)")

@@ -13,7 +13,6 @@ import pickle
 import threading
 import traceback
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +240,7 @@ def _walk_as_nobody(root: Path) -> list[ErrorRecord]:
                 os.setuid(65534)
             rows = [
                 out
-                for out in read_listing(resolve_corpus(str(root)))
+                for out in read_listing(resolve_corpus(str(root), must_match=False))
                 if isinstance(out, ErrorRecord)
             ]
             os.write(write_w, pickle.dumps(rows))
@@ -276,6 +275,30 @@ def test_a_directory_that_cannot_be_listed_becomes_one_error_row(open_tmp: Path)
         locked.chmod(0o755)
     assert [(r.source_uri, r.error_type) for r in rows] == [("locked/", UNREADABLE_DIRECTORY)]
     assert "cannot be listed" in rows[0].message
+
+
+def test_files_of_a_folder_that_can_be_listed_but_not_searched_are_error_rows(
+    open_tmp: Path,
+) -> None:
+    """Mode 644 on a folder: its names can be read, its files cannot be opened. Each file
+    is one row (it used to be in no table), and a folder inside it, which cannot be listed
+    through it, is one ``unreadable_directory`` row."""
+    root = open_tmp / "corpus"
+    noexec = root / "noexec"
+    (noexec / "inner").mkdir(parents=True)
+    for name in ("a.md", "b.md", "inner/c.md"):
+        (noexec / name).write_bytes(INSIDE)
+    root.chmod(0o755)
+    noexec.chmod(0o644)
+    try:
+        rows = _walk_as_nobody(root)
+    finally:
+        noexec.chmod(0o755)
+    assert sorted((r.source_uri, r.error_type) for r in rows) == [
+        ("noexec/a.md", "PermissionError"),
+        ("noexec/b.md", "PermissionError"),
+        ("noexec/inner/", UNREADABLE_DIRECTORY),
+    ]
 
 
 # --- error rows are reproducible: no absolute paths, no process ids ------------------------
