@@ -135,9 +135,10 @@ def test_configure_takes_the_media_type_options_as_the_command_line_does(tmp_pat
         media_types={"RST": "text/plain", ".json": "application/vnd.docling+json"},
         skip_unsupported=True,
     )
+    mapped = ["--media-type", ".rst=text/plain"]
+    mapped += ["--media-type", "json=application/vnd.docling+json"]
     cli, _ = parse_args(
-        ["--input", str(CORPUS), "--output", str(tmp_path / "o"), "--skip-unsupported"]
-        + ["--media-type", ".rst=text/plain", "--media-type", "json=application/vnd.docling+json"]
+        ["--input", str(CORPUS), "--output", str(tmp_path / "o"), "--skip-unsupported", *mapped]
     )
     assert api == cli and api.skip_unsupported
     assert api.media_types.detect("docs/a.RST") == "text/plain"
