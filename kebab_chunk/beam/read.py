@@ -296,6 +296,33 @@ def _is_directory(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:  # its type cannot be told: the read step opens it and reports why
+        return False
+
+
+def _folder_test(pattern: str) -> Callable[[str], bool]:
+    """Whether a file below a folder could match ``pattern``: the folder's names must
+    match the pattern's leading names, up to its first ``**`` (after which anything
+    could); without ``**`` the pattern also fixes how deep its files lie."""
+    names = pattern.split("/")
+    free = next((i for i, name in enumerate(names) if "**" in name), None)
+    checked = len(names) - 1 if free is None else free
+    prefixes = [
+        re.compile(FileSystem.translate_pattern("/".join(names[:n]))) for n in range(1, checked + 1)
+    ]
+
+    def could_hold(folder: str) -> bool:
+        n = folder.count("/") + 1
+        if n > checked:
+            return free is not None
+        return bool(prefixes[n - 1].match(folder))
+
+    return could_hold
+
+
 def _points_to_directory(path: str) -> bool:
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
@@ -336,13 +363,7 @@ def list_local(
     pattern = re.compile(FileSystem.translate_pattern(part.pattern))
     real_root = os.path.realpath(part.root)
     top = part.root.rstrip("/") or "/"
-    any_depth = "**" in part.pattern
-    depth = part.pattern.count("/")
-
-    def could_hold(directory: str) -> bool:
-        """Whether a file below ``directory`` could match (a pattern without ``**`` fixes
-        the depth of its matches)."""
-        return any_depth or directory.count("/") < depth
+    could_hold = _folder_test(part.pattern)
 
     stack = [top]
     while stack:
@@ -365,7 +386,7 @@ def list_local(
                 continue
             if not pattern.match(path):
                 continue
-            if entry.is_symlink() and _points_to_directory(path):
+            if _is_link(entry) and _points_to_directory(path):
                 if whole.selects(path, chosen, folder=True) and not _inside(
                     os.path.realpath(path), real_root
                 ):
