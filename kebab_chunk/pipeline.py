@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +43,7 @@ from kebab_chunk.errors import KebabError, UsageError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentRow, ErrorRecord
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
-from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
 from kebab_chunk.results import read_chunks, read_documents, read_errors, read_manifest
 
 __all__ = ["RunResult", "configure", "run"]
@@ -91,6 +91,8 @@ def configure(
     chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
     limits: ParseLimits = DEFAULT_LIMITS,
+    media_types: Mapping[str, str] | None = None,
+    skip_unsupported: bool = False,
 ) -> RunConfig:
     """A validated :class:`RunConfig` (the arguments of :func:`run`); nothing is written.
 
@@ -99,8 +101,11 @@ def configure(
     below it, and hidden entries and tool folders are skipped unless ``include_hidden``
     (docs/corpus-selection.md). ``chunkers=None`` uses the default label per media type;
     ``parsers`` names parser versions to use instead of the defaults (e.g.
-    ``["md-mistune-v1"]``); ``policy=None`` is ``ChunkPolicy()``. Raises a KebabError with
-    one sentence on any bad value.
+    ``["md-mistune-v1"]``); ``policy=None`` is ``ChunkPolicy()``. ``media_types`` maps
+    extensions to a supported media type (``{".rst": "text/plain"}``); with
+    ``skip_unsupported`` a file no parser reads is counted as skipped instead of becoming
+    an error row (docs/corpus-selection.md). Raises a KebabError with one sentence on any
+    bad value.
     """
     for name, value in (
         ("chunkers", chunkers), ("parsers", parsers), ("include", include), ("exclude", exclude)
@@ -118,6 +123,12 @@ def configure(
             get_chunker(label)  # UnknownChunkerError: one sentence listing the labels
     if max_file_bytes <= 0:
         raise UsageError(f"max_file_bytes must be > 0, got {max_file_bytes}.")
+    if media_types is not None and not isinstance(media_types, Mapping):
+        raise UsageError(
+            f"media_types must be a mapping such as {{'.rst': 'text/plain'}}, got "
+            f"{type(media_types).__name__}."
+        )
+    extension_map = MediaTypeMap.from_mapping(media_types or {}, "media_types")
     if not parse_timeout_s > 0:
         raise UsageError(f"parse_timeout_s must be > 0, got {parse_timeout_s}.")
     if not chunk_timeout_s > 0:
@@ -161,6 +172,8 @@ def configure(
         chunk_timeout_s=chunk_timeout_s,
         max_memory_mb=max_memory_mb,
         parsers=ParserChoice.from_versions(tuple(parsers)),
+        media_types=extension_map,
+        skip_unsupported=skip_unsupported,
     )
 
 

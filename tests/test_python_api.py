@@ -95,6 +95,9 @@ def test_readers_refuse_an_unfinished_output(tmp_path: Path) -> None:
         ({"chunk_timeout_s": -1}, UsageError, "chunk_timeout_s must be > 0"),
         ({"previous": "/nonexistent/prev"}, OutputDirError, "prev"),
         ({"previous": "gs://bucket/prev"}, UsageError, "kebab-chunk\\[gcs\\]"),
+        ({"media_types": [".rst=text/plain"]}, UsageError, "media_types must be a mapping"),
+        ({"media_types": {".rst": "text/x-rst"}}, UsageError, "which no parser reads"),
+        ({"media_types": {"": "text/plain"}}, UsageError, "does not name a file extension"),
         (
             {
                 "chunkers": ["md-heading-v1"],
@@ -121,3 +124,26 @@ def test_configure_defaults_match_the_command_line(tmp_path: Path) -> None:
     api = configure(str(CORPUS), str(tmp_path / "o"))
     cli, beam_args = parse_args(["--input", str(CORPUS), "--output", str(tmp_path / "o")])
     assert api == cli and beam_args == []
+
+
+def test_configure_takes_the_media_type_options_as_the_command_line_does(tmp_path: Path) -> None:
+    from kebab_chunk.cli.run import parse_args
+
+    api = configure(
+        str(CORPUS),
+        str(tmp_path / "o"),
+        media_types={"RST": "text/plain", ".json": "application/vnd.docling+json"},
+        skip_unsupported=True,
+    )
+    mapped = ["--media-type", ".rst=text/plain"]
+    mapped += ["--media-type", "json=application/vnd.docling+json"]
+    cli, _ = parse_args(
+        ["--input", str(CORPUS), "--output", str(tmp_path / "o"), "--skip-unsupported", *mapped]
+    )
+    assert api == cli and api.skip_unsupported
+    assert api.media_types.detect("docs/a.RST") == "text/plain"
+    assert api.media_types.detect("a.rst", b"%PDF-1.7") == "application/pdf"  # content wins
+    assert api.media_types.to_manifest() == {
+        ".json": "application/vnd.docling+json",
+        ".rst": "text/plain",
+    }

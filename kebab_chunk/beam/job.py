@@ -47,10 +47,11 @@ from kebab_chunk.beam.progress import (
 from kebab_chunk.corpus import CorpusFilter
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
-from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
 
 __all__ = [
     "DEFAULT_CORPUS_FILTER",
+    "DEFAULT_MEDIA_TYPES",
     "DEFAULT_PARSERS",
     "RunConfig",
     "build_pipeline",
@@ -64,6 +65,8 @@ __all__ = [
 DEFAULT_PARSERS = ParserChoice()
 #: Every file except hidden entries and tool folders (kebab_chunk/corpus.py).
 DEFAULT_CORPUS_FILTER = CorpusFilter()
+#: No extension mapped by the user: the built-in extensions only.
+DEFAULT_MEDIA_TYPES = MediaTypeMap()
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,10 @@ class RunConfig:
     # --include/--exclude/--include-hidden filter (docs/corpus-selection.md).
     inputs: tuple[str, ...] = ()
     corpus_filter: CorpusFilter = DEFAULT_CORPUS_FILTER
+    # Which parser reads what: extensions mapped to media types (--media-type), and
+    # whether a file no parser reads is skipped (counted apart) instead of an error row.
+    media_types: MediaTypeMap = DEFAULT_MEDIA_TYPES
+    skip_unsupported: bool = False
 
 
 def limit_options(config: RunConfig) -> dict[str, Any]:
@@ -107,7 +114,12 @@ def corpus_options(config: RunConfig) -> dict[str, Any]:
     filter. Runs over the same corpus with different selections differ here; ``--previous``
     needs nothing more, since a file a filter change drops counts as deleted and one it
     adds as new."""
-    return {"inputs": config.corpus.relative_patterns(), **config.corpus_filter.to_manifest()}
+    return {
+        "inputs": config.corpus.relative_patterns(),
+        **config.corpus_filter.to_manifest(),
+        "media_types": config.media_types.to_manifest(),
+        "skip_unsupported": config.skip_unsupported,
+    }
 
 
 def load_previous_run(previous: str | None, output: str) -> PreviousRun | None:
@@ -130,7 +142,11 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
     header["parsers"] = config.parsers.effective()
     read = p | "Read corpus" >> ReadCorpus(
-        config.corpus, max_file_bytes=config.max_file_bytes, corpus_filter=config.corpus_filter
+        config.corpus,
+        max_file_bytes=config.max_file_bytes,
+        corpus_filter=config.corpus_filter,
+        media_types=config.media_types,
+        skip_unsupported=config.skip_unsupported,
     )
     # The reuse rule compares this run's recorded options with the previous manifest's.
     reuse = reuse_previous(
@@ -176,12 +192,14 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         "outcomes": chunked["outcomes"],
         **({"reused_outcomes": reuse.outcomes} if reuse.outcomes is not None else {}),
         "read_errors": read["errors"],
+        "skipped": read["skipped"],
         "parse_errors": chunked["parse_errors"],
         "chunk_errors": chunked["chunk_errors"],
         "write_errors": stored["errors"],
     } | "Report progress" >> ReportProgress()
     _ = {
         "files": read["files"],
+        "skipped": read["skipped"],
         "outcomes": outcomes,
         "chunk_counts": stored["chunk_counts"],
         "errors": errors,

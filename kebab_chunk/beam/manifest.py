@@ -3,11 +3,18 @@
 """``WriteManifest``: per-file accounting, counts, versions and options in ``manifest.json``.
 
 Every matched file ends in exactly one bucket: ``errors`` (it has at least one error row,
-at any stage), ``chunked`` (no error, at least one chunk written) or ``zero_chunks`` (no
-error, parsed and chunked, nothing to write: an empty file, a page-less PDF). A file with
-no outcome at all would be ``unaccounted`` and makes ``accounting.closes`` false, so a
-silently dropped document cannot go unnoticed. Buckets come from the data itself, joined
-by ``source_uri``; ``files_matched`` is counted independently from the match step.
+at any stage), ``chunked`` (no error, at least one chunk written), ``zero_chunks`` (no
+error, parsed and chunked, nothing to write: an empty file, a page-less PDF) or
+``skipped`` (``--skip-unsupported``: no parser reads its media type). Two buckets make
+``accounting.closes`` false, so a silently dropped or doubled document cannot go
+unnoticed: ``unaccounted``, a file with no outcome at all, and ``inconsistent``, a file
+whose records no single processing of one file gives: listed twice, processed twice, or
+a ``read``/``parse`` error row (after which nothing else happens to a file) beside a
+chunk, an outcome, a skip or another error row. Chunks of one label beside a ``chunk``
+error of another are consistent (docs/limits.md, Isolation): that file is in ``errors``.
+Buckets come from the records joined by ``source_uri``: the chunk counts WriteChunks
+wrote, the error rows WriteErrors writes, the documents' outcomes; ``files_matched``
+counts the listing's entries.
 
 The same join gives the documents table (``OUTPUT/documents/part-*.parquet``, written by
 ``WriteDocuments``): one :class:`~kebab_chunk.output.records.DocumentRow` per matched file,
@@ -67,17 +74,26 @@ __all__ = [
 ]
 
 MANIFEST_VERSION = 1
-#: Longest list of file names the manifest spells out for unaccounted/unexpected files.
+#: Longest list of file names the manifest spells out for unaccounted, unexpected,
+#: inconsistent and skipped files.
 _MAX_LISTED = 100
+#: The accounting equation, as the manifest states it.
+EQUATION = (
+    "files_matched = documents_chunked + documents_with_zero_chunks + errors + skipped"
+)
 
-CHUNKED, ZERO_CHUNKS, ERROR = "chunked", "zero_chunks", "errors"
-UNACCOUNTED, UNEXPECTED = "unaccounted", "unexpected"
+CHUNKED, ZERO_CHUNKS, ERROR, SKIPPED = "chunked", "zero_chunks", "errors", "skipped"
+UNACCOUNTED, UNEXPECTED, INCONSISTENT = "unaccounted", "unexpected", "inconsistent"
+#: Stages after whose error row nothing else happens to a file (no outcome, no chunk).
+_FINAL_STAGES = frozenset({"read", "parse"})
 #: A matched file's bucket -> its documents-table status (``unexpected`` files have no row).
 _STATUS: dict[str, Status] = {
     CHUNKED: "chunked",
     ZERO_CHUNKS: "zero_chunks",
     ERROR: "error",
+    SKIPPED: "skipped",
     UNACCOUNTED: "unaccounted",
+    INCONSISTENT: "inconsistent",
 }
 #: Documents-table rows per part file (a few hundred bytes each).
 DEFAULT_DOCUMENT_ROWS_PER_FILE = 100_000
@@ -171,26 +187,58 @@ def run_info(
     }
 
 
+def _consistent(
+    files: Sequence[SourceFile],
+    skipped: Sequence[SourceFile],
+    outcomes: Sequence[DocumentOutcome],
+    errors: Sequence[ErrorRecord],
+    chunks: int,
+) -> bool:
+    """Whether one processing of one listed file can have given these records: listed
+    once, at most one outcome or skip, and a ``read``/``parse`` error row alone."""
+    if len(files) > 1 or len(outcomes) > 1 or len(skipped) > 1:
+        return False
+    if skipped and (outcomes or errors or chunks):
+        return False
+    final = [e for e in errors if e.stage in _FINAL_STAGES]
+    return not final or (len(errors) == 1 and not outcomes and not chunks)
+
+
+def _bucket(
+    files: Sequence[SourceFile],
+    skipped: Sequence[SourceFile],
+    outcomes: Sequence[DocumentOutcome],
+    errors: Sequence[ErrorRecord],
+    chunks: int,
+) -> str:
+    """The one bucket of a file from every record the run wrote for it."""
+    if not files:
+        return UNEXPECTED
+    if not _consistent(files, skipped, outcomes, errors, chunks):
+        return INCONSISTENT
+    if errors:
+        return ERROR
+    if skipped:
+        return SKIPPED
+    if outcomes:
+        return CHUNKED if chunks else ZERO_CHUNKS
+    return UNACCOUNTED
+
+
 class _ClassifyFn(beam.DoFn):
     """One FileAccount per source_uri from everything the run produced for it."""
 
     def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[FileAccount]:
         uri, grouped = element
         files: list[SourceFile] = list(grouped["files"])
+        skipped: list[SourceFile] = list(grouped.get("skipped", ()))
         outcomes: list[DocumentOutcome] = list(grouped["outcomes"])
         errors: list[ErrorRecord] = sorted(grouped["errors"], key=ErrorRecord.sort_key)
         chunk_counts: Counter[str] = Counter()
         for label, n in grouped["chunks"]:
             chunk_counts[label] += n
         outcome = outcomes[0] if outcomes else None
-        if not files:
-            bucket = UNEXPECTED
-        elif errors:
-            bucket = ERROR
-        elif outcome is not None:
-            bucket = CHUNKED if sum(chunk_counts.values()) else ZERO_CHUNKS
-        else:
-            bucket = UNACCOUNTED
+        bucket = _bucket(files, skipped, outcomes, errors, sum(chunk_counts.values()))
         detected = files[0].media_type if files else None
         media_type = (outcome.media_type if outcome else detected) or "unknown"
         content_hash = (
@@ -224,9 +272,15 @@ _BUCKET_COUNTERS = {
     CHUNKED: "documents_chunked",
     ZERO_CHUNKS: "documents_with_zero_chunks",
     ERROR: "documents_with_errors",
+    SKIPPED: "documents_skipped",
     UNACCOUNTED: "documents_unaccounted",
     UNEXPECTED: "documents_unexpected",
+    INCONSISTENT: "documents_inconsistent",
 }
+
+
+#: Buckets whose file names the manifest lists (zero_chunks all, the others up to _MAX_LISTED).
+_LISTED_BUCKETS = (UNACCOUNTED, UNEXPECTED, INCONSISTENT, SKIPPED, ZERO_CHUNKS)
 
 
 class _SummariseFn(beam.CombineFn):
@@ -253,7 +307,7 @@ class _SummariseFn(beam.CombineFn):
             counts["chunks", label] += n
         for stage, error_type in a.errors:
             counts["errors", stage, error_type] += 1
-        if a.bucket in (UNACCOUNTED, UNEXPECTED, ZERO_CHUNKS):
+        if a.bucket in _LISTED_BUCKETS:
             odd.append((a.bucket, a.source_uri))
         return counts, odd
 
@@ -282,7 +336,9 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
     errors: dict[str, dict[str, int]] = {}
     for key, n in sorted(counts.items()):
         if key[0] == "media":
-            media.setdefault(key[1], {"files": 0, CHUNKED: 0, ZERO_CHUNKS: 0, ERROR: 0})
+            media.setdefault(
+                key[1], {"files": 0, CHUNKED: 0, ZERO_CHUNKS: 0, ERROR: 0, SKIPPED: 0}
+            )
             media[key[1]][key[2]] = n
         elif key[0] == "chunks":
             chunks[key[1]] = n
@@ -292,9 +348,13 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
             errors.setdefault(key[1], {})[key[2]] = n
     bucket = {b: counts["bucket", b] for b in _BUCKET_COUNTERS}
     files_matched = counts["files_matched",]
-    accounted = bucket[CHUNKED] + bucket[ZERO_CHUNKS] + bucket[ERROR]
+    accounted = bucket[CHUNKED] + bucket[ZERO_CHUNKS] + bucket[ERROR] + bucket[SKIPPED]
     zero = sorted(u for b, u in odd if b == ZERO_CHUNKS)
-    odd = [(b, u) for b, u in odd if b != ZERO_CHUNKS]
+
+    def listed(wanted: str) -> list[str]:
+        return sorted(u for b, u in odd if b == wanted)[:_MAX_LISTED]
+
+    broken = [(b, u) for b, u in odd if b in (UNACCOUNTED, UNEXPECTED, INCONSISTENT)]
     return {
         "counts": {
             "files_matched": files_matched,
@@ -305,6 +365,7 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
             "documents_chunked": bucket[CHUNKED],
             "documents_with_zero_chunks": bucket[ZERO_CHUNKS],
             "documents_with_errors": bucket[ERROR],
+            "documents_skipped": bucket[SKIPPED],
             "chunks_total": sum(chunks.values()),
             "chunks_by_label": chunks,
             "by_media_type": media,
@@ -312,14 +373,20 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
             "errors_by_stage": errors,
         },
         "accounting": {
-            "equation": "files_matched = documents_chunked + documents_with_zero_chunks + errors",
+            "equation": EQUATION,
             "files_matched": files_matched,
             "documents_chunked": bucket[CHUNKED],
             "documents_with_zero_chunks": bucket[ZERO_CHUNKS],
             "errors": bucket[ERROR],
-            "closes": files_matched == accounted and not odd,
-            "unaccounted_files": sorted(u for b, u in odd if b == UNACCOUNTED)[:_MAX_LISTED],
-            "unexpected_files": sorted(u for b, u in odd if b == UNEXPECTED)[:_MAX_LISTED],
+            "skipped": bucket[SKIPPED],
+            "inconsistent": bucket[INCONSISTENT],
+            "closes": files_matched == accounted and not broken,
+            "unaccounted_files": listed(UNACCOUNTED),
+            "unexpected_files": listed(UNEXPECTED),
+            # Files whose records no single processing gives (listed or read twice, a
+            # read/parse error beside chunks): the output cannot be trusted for them.
+            "inconsistent_files": listed(INCONSISTENT),
+            "skipped_files": listed(SKIPPED),
             # Every one, not a sample: with chunks' and errors' source_uri it names each
             # matched file exactly once, so the accounting can be reconciled file by file.
             "zero_chunk_files": zero,
@@ -356,7 +423,8 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
     """Write the documents table, then ``OUTPUT/manifest.json`` once every part file is
     written (the documents table's included: it comes from the same per-file join).
 
-    Input: a dict of PCollections ``files`` (SourceFile), ``outcomes`` (DocumentOutcome),
+    Input: a dict of PCollections ``files`` (SourceFile), optionally ``skipped``
+    (SourceFile of the files ``skip_unsupported`` left out), ``outcomes`` (DocumentOutcome),
     ``chunk_counts`` (``(source_uri, (label, rows written))``, as WriteChunks emits them;
     several per source add up) or else ``chunks`` (the validated Chunks, counted here),
     ``errors`` (every ErrorRecord) and ``written``
@@ -393,8 +461,13 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
                 | "Count chunks per source" >> combiners.Count.PerElement()
                 | "Key chunk counts" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
             )
+        joined = {"files": files, "outcomes": outcomes, "errors": errors, "chunks": chunks}
+        if "skipped" in inputs:
+            joined["skipped"] = inputs["skipped"] | "Key skipped files" >> beam.Map(
+                lambda f: (f.source_uri, f)
+            )
         accounts = (
-            {"files": files, "outcomes": outcomes, "errors": errors, "chunks": chunks}
+            joined
             | "Join per file" >> beam.CoGroupByKey()
             | "Classify files" >> beam.ParDo(_ClassifyFn())
         )

@@ -150,6 +150,8 @@ _ROLES: dict[str, tuple[str, Callable[[Any], None]]] = {
     "read_errors": ("Note unread files", _failed),
     "parse_errors": ("Note unparsed files", _failed),
     "file_errors": ("Note failed files", _failed),
+    # SourceFile of a file --skip-unsupported leaves out: done.
+    "skipped": ("Note skipped files", _done),
     # ErrorRecord of a file whose outcome counts it done (chunk and write stages).
     "chunk_errors": ("Note chunking errors", _error),
     "write_errors": ("Note write errors", _error),
@@ -162,8 +164,9 @@ class ReportProgress(beam.PTransform[dict[str, PCollection[Any]], None]):
     Input: a dict of PCollections, each key optional. ``outcomes`` and
     ``reused_outcomes`` (DocumentOutcome: one file done each); ``read_errors``,
     ``parse_errors`` or ``file_errors`` (ErrorRecord of a file that fails there: done, and
-    failed); ``chunk_errors`` and ``write_errors`` (ErrorRecord of a file counted done by
-    its outcome: failed). ``files`` is accepted and unused (totals are counted by the
+    failed); ``skipped`` (SourceFile of a file left out as unsupported: done);
+    ``chunk_errors`` and ``write_errors`` (ErrorRecord of a file counted done by its
+    outcome: failed). ``files`` is accepted and unused (totals are counted by the
     launcher). Pass each PCollection on its own rather than flattened: on the in-memory
     DirectRunner a Flatten of several stages' outputs runs only after all of them finish,
     and the bar would learn of those files at the end. Off the launching process every

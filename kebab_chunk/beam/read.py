@@ -1,25 +1,31 @@
 # mypy: disallow-untyped-calls=False
 # (Beam ships partial type hints: its transforms are untyped callables.)
-"""``ReadCorpus``: match the corpus, select files, spread them over workers, read each once.
+"""``ReadCorpus``: list the corpus, select files, spread them over workers, read each once.
 
-Right after matching, a :class:`~kebab_chunk.corpus.CorpusFilter` decides which files are
-read (``--include``, ``--exclude``, hidden entries and tool folders such as ``.git`` and
+While listing, a :class:`~kebab_chunk.corpus.CorpusFilter` decides which files are read
+(``--include``, ``--exclude``, hidden entries and tool folders such as ``.git`` and
 ``node_modules`` skipped by default: docs/corpus-selection.md). A file it skips is not
-matched: never read, no error row, not in the manifest's accounting; the counter
-``files_skipped_by_filter`` counts them. The walk below never enters a skipped folder.
+listed: never read, no error row, not in the manifest's accounting; the counter
+``files_skipped_by_filter`` counts them. The listing never enters a skipped folder.
 
-Local corpora get extra guards (object stores have none of these things). A local file
-is opened exactly once, without blocking (``O_NONBLOCK``), and every decision is taken
-from the open descriptor: it must be a regular file (a FIFO or device becomes a ``read``
-error row, ``not_a_regular_file``) whose real path lies inside the corpus root (a symbolic
-link leaving it becomes ``symlink_outside_corpus``). The bytes read are those of the
-descriptor checked, so swapping a link or a file between the check and the read cannot
-smuggle an outside file in, and a FIFO swapped in after the listing cannot block the read.
-Entries that Beam's own listing skips without a word are found by a separate walk and
-recorded the same way: symbolic links to directories outside the root, dangling links
-(``broken_symlink``) and directories that cannot be listed (``unreadable_directory``, one
-row per directory, its ``source_uri`` ending in ``/``), so the manifest's accounting sees
-every entry. Symbolic links that stay inside the root are followed.
+A local corpus is listed once, by :func:`list_local`, which yields each entry exactly
+once with what it is; Beam's match is not used for it (it skips dangling links, links to
+directories and unlistable directories without a word, and a second walk to find those
+saw a link that changed between the two listings twice or not at all). The read step
+turns each listed entry into exactly one outcome: its bytes, one ``read`` error row, or
+(``skip_unsupported``) one skipped record. A local file is opened exactly once, without
+blocking (``O_NONBLOCK``), and every decision is taken from the open descriptor: it must
+be a regular file (a FIFO or device becomes ``not_a_regular_file``) whose real path lies
+inside the corpus root (a link leaving it becomes ``symlink_outside_corpus``; a dangling
+one ``broken_symlink``). The bytes read are those of the descriptor checked, so swapping
+a link or a file between the listing and the read cannot smuggle an outside file in nor
+count an entry twice, and a FIFO swapped in after the listing cannot block the read.
+Entries the listing decides alone: a link to a directory outside the root
+(``symlink_outside_corpus``) and a directory that cannot be listed
+(``unreadable_directory``, one row per directory, its ``source_uri`` ending in ``/``).
+The files of a directory that can be listed but not searched are listed, and their open
+fails: one row each. Symbolic links that stay inside the root are followed. Object
+stores have none of these things and are matched through FileSystems.
 
 Messages in error rows name only corpus-relative paths: never a link's target, an
 absolute path or a process id (a link to ``/proc/self/environ`` resolves to one), so
@@ -54,17 +60,20 @@ from kebab_chunk.corpus import CorpusFilter
 from kebab_chunk.errors import LimitExceededError, ReadRefused
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.output.records import ErrorRecord, RawDocument, SourceFile
-from kebab_chunk.parsers.registry import detect_media_type
+from kebab_chunk.parsers.registry import MediaTypeMap, is_supported
 
 __all__ = [
     "BROKEN_SYMLINK",
     "DEFAULT_MAX_FILE_BYTES",
     "NOT_A_REGULAR_FILE",
+    "SKIPPED",
     "SYMLINK_OUTSIDE_CORPUS",
     "UNREADABLE_DIRECTORY",
+    "ListedEntry",
     "LocalFile",
     "ReadCorpus",
     "ReadRefused",
+    "list_local",
     "portable_uri",
     "read_local",
     "selected_files",
@@ -79,6 +88,9 @@ _HEAD_BYTES = 8
 
 FILES = "files"
 ERRORS = "errors"
+#: Output of the files ``skip_unsupported`` leaves out (no parser reads their media type).
+SKIPPED = "skipped"
+_NO_MAP = MediaTypeMap()
 #: Counter of matched files that the corpus filter left out (never read, not accounted).
 SKIPPED_BY_FILTER = "files_skipped_by_filter"
 
@@ -204,8 +216,10 @@ def read_local(path: str, real_root: str, uri: str, max_bytes: int) -> LocalFile
     non-blocking and nothing but a regular file is read.
     """
     try:
-        # A cheap look first, so what is plainly outside or special is not even opened
-        # (opening some devices has effects); the descriptor is checked again below.
+        # A cheap look first, so what is plainly dangling, outside or special is not even
+        # opened (opening some devices has effects); the descriptor is checked again below.
+        if not os.path.exists(path) and os.path.islink(path):
+            raise ReadRefused(BROKEN_SYMLINK, _broken_message(uri))
         if not _inside(os.path.realpath(path), real_root):
             raise ReadRefused(SYMLINK_OUTSIDE_CORPUS, _outside_message(uri))
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -256,13 +270,149 @@ class _SelectFn(beam.DoFn):
             metrics.inc(SKIPPED_BY_FILTER)
 
 
+@dataclass(frozen=True)
+class ListedEntry:
+    """One entry of a local corpus, as :func:`list_local` found it.
+
+    ``path``: absolute (a directory's ends with ``/``). ``refused``: the ``read`` error
+    type the listing itself decided (``symlink_outside_corpus`` for a link to a directory
+    outside the root, ``unreadable_directory``), or None for an entry the read step opens
+    and judges from the open descriptor.
+    """
+
+    path: str
+    refused: str | None = None
+
+
+def _has_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def _is_directory(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` is a directory itself (a link to one is not)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:  # its type cannot be told: the read step opens it and reports why
+        return False
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:  # its type cannot be told: the read step opens it and reports why
+        return False
+
+
+def _folder_test(pattern: str) -> Callable[[str], bool]:
+    """Whether a file below a folder could match ``pattern``: the folder's names must
+    match the pattern's leading names, up to its first ``**`` (after which anything
+    could); without ``**`` the pattern also fixes how deep its files lie."""
+    names = pattern.split("/")
+    free = next((i for i, name in enumerate(names) if "**" in name), None)
+    checked = len(names) - 1 if free is None else free
+    prefixes = [
+        re.compile(FileSystem.translate_pattern("/".join(names[:n]))) for n in range(1, checked + 1)
+    ]
+
+    def could_hold(folder: str) -> bool:
+        n = folder.count("/") + 1
+        if n > checked:
+            return free is not None
+        return bool(prefixes[n - 1].match(folder))
+
+    return could_hold
+
+
+def _points_to_directory(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:  # dangling, or not searchable: the read step opens it and reports why
+        return False
+
+
+def list_local(
+    part: CorpusLocation,
+    corpus: CorpusLocation | None = None,
+    corpus_filter: CorpusFilter | None = None,
+    on_filtered: Callable[[], None] | None = None,
+) -> Iterator[ListedEntry]:
+    """Every entry of the local input ``part`` that the run accounts for, each exactly once.
+
+    The one listing of a local corpus (Beam's own match is not used for it): one pass that
+    tells each entry's kind as it lists it, so an entry that changes meanwhile (a link
+    flipped between a file and a missing target) is still listed once, and the read step
+    turns it into exactly one outcome. Directories are entered unless the corpus filter
+    skips them (never a ``.git``); links to directories are not entered: one inside the
+    root is no entry (its files are listed under their real paths), one leaving it is an
+    entry refused as ``symlink_outside_corpus``; a directory that cannot be listed is one
+    entry refused as ``unreadable_directory``. Everything else that ``part.pattern``
+    matches and the filter keeps is an entry to open: files, links to files, dangling
+    links, FIFOs, and the files of a directory that can be listed but not searched (their
+    open fails, one error row each). ``corpus`` is the whole corpus when there are several
+    inputs; ``on_filtered`` is called once per file the filter leaves out. Sorted by name
+    within each directory, so the order is the same on every run.
+    """
+    whole = corpus or part
+    chosen = corpus_filter if corpus_filter is not None else CorpusFilter()
+    if not _has_glob(part.pattern):  # the input is one file
+        if whole.selects(part.pattern, chosen):
+            yield ListedEntry(part.pattern)
+        elif on_filtered is not None:
+            on_filtered()
+        return
+    pattern = re.compile(FileSystem.translate_pattern(part.pattern))
+    real_root = os.path.realpath(part.root)
+    top = part.root.rstrip("/") or "/"
+    could_hold = _folder_test(part.pattern)
+
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            if directory == top:
+                _log.warning("cannot list the corpus folder %s: %s", directory, exc.strerror)
+            else:
+                yield ListedEntry(directory + "/", UNREADABLE_DIRECTORY)
+            continue
+        below: list[str] = []
+        for entry in entries:
+            path = entry.path
+            if _is_directory(entry):
+                if could_hold(path) and whole.selects(path, chosen, folder=True):
+                    below.append(path)
+                continue
+            if not pattern.match(path):
+                continue
+            if _is_link(entry) and _points_to_directory(path):
+                if whole.selects(path, chosen, folder=True) and not _inside(
+                    os.path.realpath(path), real_root
+                ):
+                    yield ListedEntry(path, SYMLINK_OUTSIDE_CORPUS)
+            elif whole.selects(path, chosen):
+                yield ListedEntry(path)
+            elif on_filtered is not None:
+                on_filtered()
+        stack.extend(reversed(below))
+
+
 def selected_files(
     location: CorpusLocation, corpus_filter: CorpusFilter | None = None
 ) -> list[tuple[str, int]]:
-    """``(path, size)`` of every matched file ``ReadCorpus`` would read, sorted, listed on
-    this machine through FileSystems (for counting a run's files before it starts).
-    Entries only the local walk records (dangling links, unreadable folders) are not in it."""
+    """``(path, size)`` of every file ``ReadCorpus`` would open, sorted (for counting a
+    run's files before it starts): the local listing's entries to open (size 0 when it
+    cannot be read), FileSystems' match of a remote corpus. Entries the listing refuses
+    (links to outside folders, unreadable folders) are not in it."""
     chosen = corpus_filter if corpus_filter is not None else CorpusFilter()
+    if _is_local(location.pattern):
+        return sorted(
+            (entry.path, _size(entry.path))
+            for part in location.inputs
+            for entry in list_local(part, location, chosen)
+            if entry.refused is None
+        )
     found = FileSystems.match([part.pattern for part in location.inputs])
     return sorted(
         (m.path, int(m.size_in_bytes))
@@ -272,45 +422,67 @@ def selected_files(
     )
 
 
-class _ReadFileFn(beam.DoFn):
-    """Emits one SourceFile per match, then either its bytes or one error row.
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+class _ListFn(beam.DoFn):
+    """The local listing (:func:`list_local`) of each input, as elements to read."""
+
+    def __init__(self, corpus: CorpusLocation, corpus_filter: CorpusFilter) -> None:
+        self._corpus = corpus
+        self._filter = corpus_filter
+
+    def process(self, part: CorpusLocation) -> Iterator[ListedEntry]:
+        yield from list_local(
+            part, self._corpus, self._filter, lambda: metrics.inc(SKIPPED_BY_FILTER)
+        )
+
+
+class _ReadFn(beam.DoFn):
+    """What both readers share: one SourceFile per entry, then exactly one of its bytes
+    (main output), one ``read`` error row, or (``skip_unsupported``) one skipped record.
 
     ``guard_roots``: the inputs' own roots; a local file must lie inside the one it was
-    matched under (the corpus root when none is given), so with several inputs a link
-    cannot reach a sibling folder that is no input."""
+    listed under (the corpus root when none is given), so with several inputs a link
+    cannot reach a sibling folder that is no input. ``media_types``: the user's extension
+    map; ``skip_unsupported``: a file no parser reads goes to ``skipped``, not ``errors``.
+    """
 
-    def __init__(self, root: str, max_file_bytes: int, guard_roots: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        root: str,
+        max_file_bytes: int,
+        guard_roots: Sequence[str] = (),
+        media_types: MediaTypeMap = _NO_MAP,
+        skip_unsupported: bool = False,
+    ) -> None:
         self._root = root
         self._max = max_file_bytes
         self._guard_roots = tuple(sorted(guard_roots, key=len, reverse=True))
+        self._media = media_types
+        self._skip = skip_unsupported
 
     def _guard_root(self, path: str) -> str:
         return next((r for r in self._guard_roots if path.startswith(r)), self._root)
 
-    def process(self, readable: fileio.ReadableFile) -> Iterator[object]:
-        metrics.record_worker()
-        path = readable.metadata.path
-        uri = portable_uri(relative_uri(self._root, path))
-        size = int(readable.metadata.size_in_bytes)
-        try:
-            if _is_local(path):
-                real_root = os.path.realpath(self._guard_root(path))
-                local = read_local(path, real_root, uri, self._max)
-                raw, head, size = local.raw, local.head, max(size, local.size)
-            else:
-                raw, head = self._read_remote(readable, size)
-        except ReadRefused as refused:
-            media_type = detect_media_type(uri)
-            yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, size))
-            yield pvalue.TaggedOutput(
-                ERRORS,
-                ErrorRecord(
-                    uri, "read", refused.error_type, refused.message, media_type=media_type
-                ),
-            )
-            return
-        media_type = detect_media_type(uri, head)
+    def _refused(self, uri: str, size: int, error_type: str, message: str) -> Iterator[object]:
+        media_type = self._media.detect(uri)
         yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, size))
+        yield pvalue.TaggedOutput(
+            ERRORS, ErrorRecord(uri, "read", error_type, message, media_type=media_type)
+        )
+
+    def _read(self, uri: str, raw: bytes | None, head: bytes, size: int) -> Iterator[object]:
+        media_type = self._media.detect(uri, head)
+        source = SourceFile(uri, media_type, size)
+        yield pvalue.TaggedOutput(FILES, source)
+        if self._skip and not is_supported(media_type):
+            yield pvalue.TaggedOutput(SKIPPED, source)
+            return
         if raw is None or len(raw) > self._max:
             yield pvalue.TaggedOutput(
                 ERRORS,
@@ -326,6 +498,41 @@ class _ReadFileFn(beam.DoFn):
             return
         yield RawDocument(uri, media_type, content_hash(raw), raw)
 
+
+class _ReadEntryFn(_ReadFn):
+    """Reads one listed local entry (:class:`ListedEntry`), deciding from the open
+    descriptor (:func:`read_local`); an entry the listing refused is not opened."""
+
+    def process(self, entry: ListedEntry) -> Iterator[object]:
+        metrics.record_worker()
+        uri = portable_uri(relative_uri(self._root, entry.path))
+        if entry.refused is not None:
+            message = _LISTING_MESSAGES[entry.refused](uri)
+            yield from self._refused(uri, 0, entry.refused, message)
+            return
+        try:
+            real_root = os.path.realpath(self._guard_root(entry.path))
+            local = read_local(entry.path, real_root, uri, self._max)
+        except ReadRefused as refused:
+            yield from self._refused(uri, 0, refused.error_type, refused.message)
+            return
+        yield from self._read(uri, local.raw, local.head, local.size)
+
+
+class _ReadFileFn(_ReadFn):
+    """Reads one matched object-store file (a ``fileio.ReadableFile``)."""
+
+    def process(self, readable: fileio.ReadableFile) -> Iterator[object]:
+        metrics.record_worker()
+        uri = portable_uri(relative_uri(self._root, readable.metadata.path))
+        size = int(readable.metadata.size_in_bytes)
+        try:
+            raw, head = self._read_remote(readable, size)
+        except ReadRefused as refused:
+            yield from self._refused(uri, size, refused.error_type, refused.message)
+            return
+        yield from self._read(uri, raw, head, size)
+
     def _read_remote(self, readable: fileio.ReadableFile, size: int) -> tuple[bytes | None, bytes]:
         """``(raw or None when over the limit, head)`` of an object-store file."""
         uri = portable_uri(relative_uri(self._root, readable.metadata.path))
@@ -338,73 +545,6 @@ class _ReadFileFn(beam.DoFn):
         except Exception as exc:  # any I/O failure is this file's error row
             first = (str(exc).strip().splitlines() or [""])[0]
             raise ReadRefused(type(exc).__name__, f"cannot read {uri}: {first}") from None
-
-
-class _UnlistedEntriesFn(beam.DoFn):
-    """Records the entries of a local corpus that Beam's listing leaves out.
-
-    Beam lists a local corpus with ``os.walk`` and ``os.path.getsize``: a link to a
-    directory is neither listed nor entered, a dangling link is dropped when its size
-    cannot be read, and a directory that cannot be listed is skipped with all its files.
-    Links to directories inside the root need nothing (their files are matched under their
-    real paths); every other such link, and every directory that cannot be listed, becomes
-    one SourceFile and one ``read`` error row. Entries the corpus filter skips are not
-    recorded, and skipped folders are not entered (a ``.git`` or ``node_modules`` is never
-    walked). Each element is one input; ``corpus`` is the whole corpus when there are
-    several (its root is what ``source_uri`` values are relative to).
-    """
-
-    def __init__(
-        self, corpus_filter: CorpusFilter | None = None, corpus: CorpusLocation | None = None
-    ) -> None:
-        self._filter = corpus_filter if corpus_filter is not None else CorpusFilter()
-        self._corpus = corpus
-
-    def process(self, location: CorpusLocation) -> Iterator[object]:
-        corpus = self._corpus or location
-        pattern = re.compile(FileSystem.translate_pattern(location.pattern))
-        real_root = os.path.realpath(location.root)
-        unlistable: list[str] = []
-
-        def refuse(path: str, error_type: str, message: Callable[[str], str]) -> Iterator[object]:
-            uri = portable_uri(relative_uri(corpus.root, path))
-            media_type = detect_media_type(uri)
-            yield pvalue.TaggedOutput(FILES, SourceFile(uri, media_type, 0))
-            yield pvalue.TaggedOutput(
-                ERRORS, ErrorRecord(uri, "read", error_type, message(uri), media_type=media_type)
-            )
-
-        def on_error(exc: OSError) -> None:
-            if exc.filename is not None:
-                unlistable.append(os.fsdecode(exc.filename))
-
-        for dirpath, dirnames, filenames in os.walk(location.root, onerror=on_error):
-            # In place, so os.walk never enters a folder the filter skips.
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if corpus.selects(os.path.join(dirpath, d), self._filter, folder=True)
-            )
-            for name in sorted([*dirnames, *filenames]):
-                path = os.path.join(dirpath, name)
-                if not os.path.islink(path) or not pattern.match(path):
-                    continue
-                if name not in dirnames and not corpus.selects(path, self._filter):
-                    continue
-                if not os.path.exists(path):
-                    yield from refuse(path, BROKEN_SYMLINK, _broken_message)
-                elif name in dirnames and not _inside(os.path.realpath(path), real_root):
-                    yield from refuse(path, SYMLINK_OUTSIDE_CORPUS, _outside_dir_message)
-                # links to files are listed by Beam; _ReadFileFn decides
-        for path in sorted(unlistable):
-            directory = path.rstrip("/") + "/"
-            if directory != location.root and self._could_match(pattern, location, directory):
-                yield from refuse(directory, UNREADABLE_DIRECTORY, _unreadable_dir_message)
-
-    @staticmethod
-    def _could_match(pattern: re.Pattern[str], location: CorpusLocation, directory: str) -> bool:
-        """Whether files under ``directory`` could be matched (``**`` or a direct glob)."""
-        return "**" in location.pattern or bool(pattern.match(directory + "x"))
 
 
 def _outside_dir_message(uri: str) -> str:
@@ -421,21 +561,31 @@ def _unreadable_dir_message(uri: str) -> str:
     )
 
 
+#: The message of each error type the listing decides on its own.
+_LISTING_MESSAGES: dict[str, Callable[[str], str]] = {
+    SYMLINK_OUTSIDE_CORPUS: _outside_dir_message,
+    UNREADABLE_DIRECTORY: _unreadable_dir_message,
+}
+
+
 class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
-    """Match the corpus (directories, globs or files) and read the selected files, through
-    FileSystems.
+    """List the corpus (directories, globs or files) and read the selected files.
 
     ``input_path``: one ``--input`` value, several (a list: one corpus whose root is their
     common parent folder, see :func:`~kebab_chunk.beam.locations.resolve_corpora`), or a
     resolved :class:`CorpusLocation`. ``corpus_filter`` (default: ``CorpusFilter()``, which
     skips hidden entries and tool folders) picks the files read; ``max_file_bytes``
-    (default ``DEFAULT_MAX_FILE_BYTES``) is the largest file read. Outputs (a dict):
-    ``documents`` (RawDocument, main), ``files`` (one SourceFile per selected file, for the
-    accounting) and ``errors`` (ErrorRecord, stage ``read``). The Reshuffle after matching
-    spreads files over workers; without it every file stays in the single bundle the match
-    produced, on one worker. Files over ``max_file_bytes`` are refused from their match
-    metadata without being read whole. Local corpora: see the module docstring for symbolic
-    links and special files.
+    (default ``DEFAULT_MAX_FILE_BYTES``) is the largest file read; ``media_types`` maps
+    extensions to media types; with ``skip_unsupported`` a file no parser reads is
+    ``skipped`` instead of an error row. Outputs (a dict): ``documents`` (RawDocument,
+    main), ``files`` (one SourceFile per entry, for the accounting), ``errors``
+    (ErrorRecord, stage ``read``) and ``skipped`` (SourceFile); every entry in ``files``
+    is in exactly one of the other three or goes on as a document. A local corpus is
+    listed by :func:`list_local` (one listing, each entry once); an object store through
+    FileSystems' match. The Reshuffle after listing spreads files over workers; without it
+    every file stays in the single bundle the listing produced, on one worker. Files over
+    ``max_file_bytes`` are refused from their size without being read whole. Local
+    corpora: see the module docstring for symbolic links and special files.
     """
 
     def __init__(
@@ -444,6 +594,8 @@ class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
         *,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         corpus_filter: CorpusFilter | None = None,
+        media_types: MediaTypeMap = _NO_MAP,
+        skip_unsupported: bool = False,
     ) -> None:
         super().__init__()
         if max_file_bytes <= 0:
@@ -456,6 +608,8 @@ class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
             self._location = resolve_corpora(list(input_path))
         self._max = max_file_bytes
         self._filter = corpus_filter if corpus_filter is not None else CorpusFilter()
+        self._media = media_types
+        self._skip = skip_unsupported
 
     @property
     def location(self) -> CorpusLocation:
@@ -467,34 +621,36 @@ class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
 
     def expand(self, pbegin: PBegin) -> dict[str, PCollection[Any]]:
         location = self._location
-        if len(location.inputs) == 1:
-            matched = pbegin | "Match files" >> fileio.MatchFiles(location.pattern)
-        else:
-            matched = (
-                pbegin
-                | "Input patterns" >> beam.Create([part.pattern for part in location.inputs])
-                | "Match files" >> fileio.MatchAll()
-            )
         guard_roots = [part.root for part in location.parts]
-        read = (
-            matched
-            | "Select files" >> beam.ParDo(_SelectFn(location, self._filter))
-            | "Spread files over workers" >> beam.Reshuffle()
-            | "Open matches"
-            >> fileio.ReadMatches(compression=CompressionTypes.UNCOMPRESSED, skip_directories=True)
-            | "Read files"
-            >> beam.ParDo(_ReadFileFn(location.root, self._max, guard_roots)).with_outputs(
-                FILES, ERRORS, main="documents"
+        reader = (location.root, self._max, guard_roots, self._media, self._skip)
+        outputs = (FILES, ERRORS, SKIPPED)
+        if _is_local(location.pattern):
+            read = (
+                pbegin
+                | "Corpus inputs" >> beam.Create(list(location.inputs))
+                | "List corpus" >> beam.ParDo(_ListFn(location, self._filter))
+                | "Spread files over workers" >> beam.Reshuffle()
+                | "Read files"
+                >> beam.ParDo(_ReadEntryFn(*reader)).with_outputs(*outputs, main="documents")
             )
-        )
-        if not _is_local(location.pattern):
-            return {"documents": read.documents, FILES: read[FILES], ERRORS: read[ERRORS]}
-        links = (
-            pbegin
-            | "Corpus location" >> beam.Create(list(location.inputs))
-            | "Find links the match skips"
-            >> beam.ParDo(_UnlistedEntriesFn(self._filter, location)).with_outputs(FILES, ERRORS)
-        )
-        files = (read[FILES], links[FILES]) | "All matched entries" >> beam.Flatten()
-        errors = (read[ERRORS], links[ERRORS]) | "All read errors" >> beam.Flatten()
-        return {"documents": read.documents, FILES: files, ERRORS: errors}
+        else:
+            if len(location.inputs) == 1:
+                matched = pbegin | "Match files" >> fileio.MatchFiles(location.pattern)
+            else:
+                matched = (
+                    pbegin
+                    | "Input patterns" >> beam.Create([part.pattern for part in location.inputs])
+                    | "Match files" >> fileio.MatchAll()
+                )
+            read = (
+                matched
+                | "Select files" >> beam.ParDo(_SelectFn(location, self._filter))
+                | "Spread files over workers" >> beam.Reshuffle()
+                | "Open matches"
+                >> fileio.ReadMatches(
+                    compression=CompressionTypes.UNCOMPRESSED, skip_directories=True
+                )
+                | "Read files"
+                >> beam.ParDo(_ReadFileFn(*reader)).with_outputs(*outputs, main="documents")
+            )
+        return {"documents": read.documents, **{name: read[name] for name in outputs}}

@@ -53,7 +53,7 @@ from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTER
 from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
 from kebab_chunk.errors import KebabError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
-from kebab_chunk.parsers.registry import ParserChoice
+from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["main", "parse_args"]
@@ -170,6 +170,20 @@ def _add_selection_arguments(p: argparse.ArgumentParser) -> None:
         help="also read hidden files and folders (names starting with '.', such as .git) and "
         f"the folders {', '.join(SKIPPED_FOLDERS)}, which are skipped by default",
     )
+    p.add_argument(
+        "--media-type",
+        action="append",
+        default=[],
+        metavar="EXT=MEDIA_TYPE",
+        help="read files with this extension as this media type; repeatable (e.g. "
+        "--media-type .rst=text/plain; default: by extension, see docs/corpus-selection.md)",
+    )
+    p.add_argument(
+        "--skip-unsupported",
+        action="store_true",
+        help="count files no parser reads (unknown extension, e.g. .gz) as skipped, apart "
+        "from errors (default: each is an error row)",
+    )
 
 
 def _corpus_fields(known: argparse.Namespace) -> dict[str, Any]:
@@ -187,6 +201,8 @@ def _corpus_fields(known: argparse.Namespace) -> dict[str, Any]:
         "inputs": inputs,
         "corpus": corpus,
         "corpus_filter": corpus_filter,
+        "media_types": MediaTypeMap.from_option(known.media_type),
+        "skip_unsupported": known.skip_unsupported,
     }
 
 
@@ -334,12 +350,17 @@ def _summary(manifest: dict[str, Any], output: str) -> str:
         )
         or "none"
     )
+    # skipped only when --skip-unsupported left files out, so the usual line is unchanged
+    skipped = f" + skipped {acc['skipped']}" if acc.get("skipped") else ""
+    verdict = "closes" if acc["closes"] else "DOES NOT CLOSE"
+    if acc.get("inconsistent"):
+        verdict += f"; {acc['inconsistent']} inconsistent: accounting.inconsistent_files"
     return "\n".join(
         [
             f"kebab-chunk: wrote {counts['chunks_total']} chunks to {output}",
             f"  files matched {acc['files_matched']} = chunked {acc['documents_chunked']}"
             f" + zero chunks {acc['documents_with_zero_chunks']} + errors {acc['errors']}"
-            f" ({'closes' if acc['closes'] else 'DOES NOT CLOSE'})",
+            f"{skipped} ({verdict})",
             f"  chunks by label: {labels}",
             f"  errors: {errors}",
             "  query (DuckDB SQL): SELECT chunker_version, count(*) FROM read_parquet("

@@ -180,9 +180,10 @@ class DocumentOutcome:
 
 
 #: A document's status in the documents table: the manifest's bucket (``errors`` there).
-Status = Literal["chunked", "zero_chunks", "error", "unaccounted"]
-#: The statuses of a run whose accounting closes (``unaccounted`` means it does not).
-STATUSES: tuple[Status, ...] = ("chunked", "zero_chunks", "error")
+Status = Literal["chunked", "zero_chunks", "error", "skipped", "unaccounted", "inconsistent"]
+#: The statuses of a run whose accounting closes (``unaccounted``, a file with no outcome,
+#: and ``inconsistent``, a file with outcomes no single processing gives, mean it does not).
+STATUSES: tuple[Status, ...] = ("chunked", "zero_chunks", "error", "skipped")
 
 
 @dataclass(frozen=True)
@@ -194,9 +195,12 @@ class DocumentRow:
     ``content_hash`` is None for a file that was never read; ``warnings`` is empty then.
     ``chunks_by_label`` lists the chunk records written per label (labels without one are
     absent), ``errors`` the (stage, error_type) of each error row, in the errors table's
-    order. ``status`` is ``chunked``, ``zero_chunks`` or ``error`` (the manifest's buckets,
-    decided in one place); ``unaccounted`` marks a file with no outcome at all, which only
-    a run whose accounting does not close has.
+    order. ``status`` is ``chunked``, ``zero_chunks``, ``error`` or ``skipped`` (the
+    manifest's buckets, decided in one place; ``skipped``: no parser reads the file's
+    media type and the run was told to skip such files); ``unaccounted`` marks a file with
+    no outcome at all and ``inconsistent`` one with outcomes that no single processing of
+    one file gives (listed twice, or read and refused), which only a run whose accounting
+    does not close has.
     """
 
     source_uri: str

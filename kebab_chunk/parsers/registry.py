@@ -7,24 +7,27 @@ from __future__ import annotations
 
 import importlib
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kebab_chunk.errors import (
     NotBytesError,
     UnknownParserVersionError,
     UnsupportedMediaTypeError,
+    UsageError,
 )
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, Parser
 
 __all__ = [
     "DEFAULT_PARSER_VERSIONS",
+    "MediaTypeMap",
     "ParserChoice",
     "UnknownParserVersionError",
     "detect_media_type",
     "get_parser",
     "get_parser_by_version",
+    "is_supported",
     "parse_document",
     "parser_versions",
     "parser_versions_for",
@@ -102,16 +105,28 @@ def supported_media_types() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def detect_media_type(path: str, head: bytes = b"") -> str | None:
+def is_supported(media_type: str | None) -> bool:
+    """Whether a parser reads ``media_type`` (None, an unknown type, is not supported)."""
+    return media_type is not None and media_type in _REGISTRY
+
+
+def detect_media_type(
+    path: str, head: bytes = b"", extensions: Iterable[tuple[str, str]] = ()
+) -> str | None:
     """Media type from the extension, corrected by the first bytes when they disagree.
 
     A ``%PDF-`` header wins over any extension (a PDF named ``.txt`` is still a PDF); a
     ``.pdf`` name without that header stays ``application/pdf`` so the PDF parser reports
-    the corruption. Unknown extensions give ``None``.
+    the corruption. ``extensions``: ``(suffix, media type)`` pairs the user gave
+    (:class:`MediaTypeMap`), checked before the built-in ones, longest suffix first.
+    Unknown extensions give ``None``.
     """
     if head.startswith(b"%PDF-"):
         return "application/pdf"
     lowered = path.lower()
+    for suffix, media_type in sorted(extensions, key=lambda e: -len(e[0])):
+        if lowered.endswith(suffix):
+            return media_type
     for suffix, media_type in _EXTENSIONS.items():  # multi-dot suffixes (".docling.json")
         if suffix.count(".") > 1 and lowered.endswith(suffix):
             return media_type
@@ -254,3 +269,73 @@ def parser_versions_for(version: str) -> tuple[str, ...]:
             f"registered parser versions are: {', '.join(parser_versions())}."
         )
     return tuple(by_type)
+
+
+@dataclass(frozen=True)
+class MediaTypeMap:
+    """Extensions the user maps to a supported media type (``--media-type .rst=text/plain``).
+
+    ``extensions`` holds ``(suffix, media type)`` pairs, each suffix lower-case with its
+    leading dot, sorted; they win over the built-in extensions (never over a ``%PDF-``
+    header). Only media types a parser reads are accepted, so a mapping can never turn a
+    file into an ``unsupported_media_type`` error. Picklable; equal maps detect alike.
+    """
+
+    extensions: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, str], option: str = "media_types") -> MediaTypeMap:
+        """``{".rst": "text/plain"}`` -> a map; UsageError (one sentence) for a bad entry."""
+        chosen: dict[str, str] = {}
+        for given, media_type in mapping.items():
+            shown = f"{option} {given}={media_type}"
+            suffix = given.strip().lower()
+            suffix = suffix if suffix.startswith(".") else "." + suffix
+            if suffix == "." or "/" in suffix or any(c.isspace() for c in suffix):
+                raise UsageError(
+                    f"{shown} does not name a file extension; write EXT=MEDIA_TYPE, "
+                    "e.g. .rst=text/plain."
+                )
+            if not is_supported(media_type):
+                raise UsageError(
+                    f"{shown} names {media_type!r}, which no parser reads; supported media "
+                    f"types are: {', '.join(supported_media_types())}."
+                )
+            if chosen.get(suffix, media_type) != media_type:
+                raise UsageError(
+                    f"{option} maps {suffix} to both {chosen[suffix]} and {media_type}; "
+                    "give each extension once."
+                )
+            chosen[suffix] = media_type
+        return cls(tuple(sorted(chosen.items())))
+
+    @classmethod
+    def from_option(cls, values: Iterable[str] | None) -> MediaTypeMap:
+        """The map of repeated ``--media-type EXT=MEDIA_TYPE`` values (None: empty)."""
+        pairs: list[tuple[str, str]] = []
+        for value in values or ():
+            ext, sep, media_type = value.partition("=")
+            if not sep or not ext.strip() or not media_type.strip():
+                raise UsageError(
+                    f"--media-type {value!r} is not EXT=MEDIA_TYPE; write e.g. "
+                    "--media-type .rst=text/plain."
+                )
+            pairs.append((ext.strip(), media_type.strip()))
+        chosen: dict[str, str] = {}
+        for ext, media_type in pairs:
+            one = cls.from_mapping({ext: media_type}, "--media-type").extensions[0]
+            if chosen.get(one[0], one[1]) != one[1]:
+                raise UsageError(
+                    f"--media-type maps {one[0]} to both {chosen[one[0]]} and {one[1]}; "
+                    "give each extension once."
+                )
+            chosen[one[0]] = one[1]
+        return cls(tuple(sorted(chosen.items())))
+
+    def detect(self, path: str, head: bytes = b"") -> str | None:
+        """:func:`detect_media_type` with this map's extensions first."""
+        return detect_media_type(path, head, self.extensions)
+
+    def to_manifest(self) -> dict[str, str]:
+        """The map as the manifest's ``options`` record it."""
+        return dict(self.extensions)

@@ -176,6 +176,7 @@ def summarize(data: OutputData, top: int = 5) -> dict[str, Any]:
             "chunked": accounting.get("documents_chunked"),
             "zero_chunks": accounting.get("documents_with_zero_chunks"),
             "errors": accounting.get("errors"),
+            "skipped": accounting.get("skipped", 0),
             "accounting_closes": accounting.get("closes"),
             "with_warnings": counts.get("documents_with_warnings"),
         },
@@ -356,7 +357,8 @@ def render_text(summary: Mapping[str, Any]) -> str:
         f"overlap {policy.get('overlap_tokens')}, max {policy.get('max_tokens') or '-'}, "
         f"tokenizer {policy.get('tokenizer')}",
         f"files matched {files['matched']} = chunked {files['chunked']} + zero chunks "
-        f"{files['zero_chunks']} + errors {files['errors']} ({closes}); "
+        f"{files['zero_chunks']} + errors {files['errors']}"
+        f"{' + skipped ' + str(files['skipped']) if files.get('skipped') else ''} ({closes}); "
         f"{files['with_warnings']} with warnings",
         "",
         "chunks by label (token estimates):",

@@ -321,6 +321,7 @@ def render_report(data: OutputData, other: OutputData | None = None, top: int = 
         '<div class="panel accounting">'
         f"<p><b>files matched {esc(files['matched'])}</b> = chunked {esc(files['chunked'])} + "
         f"zero chunks {esc(files['zero_chunks'])} + errors {esc(files['errors'])} "
+        f"{'+ skipped ' + esc(files['skipped']) + ' ' if files.get('skipped') else ''}"
         f"({status}); {esc(files['with_warnings'])} documents with warnings.</p>"
         f"<p>policy <code>{esc(summary['policy_hash'])}</code>: target "
         f"{esc(policy.get('target_tokens'))} tokens, overlap {esc(policy.get('overlap_tokens'))}"

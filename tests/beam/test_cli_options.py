@@ -49,6 +49,13 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["--parsers", "md-mistune-v1,md-pyromark-v1"], "name only one of them"),
         (["--taget-tokens", "100"], "unknown option '--taget-tokens'"),
         (["--runner"], "--runner"),
+        (["--media-type", "rst"], "--media-type 'rst' is not EXT=MEDIA_TYPE"),
+        (["--media-type", ".rst=text/rst"], "'text/rst', which no parser reads"),
+        (["--media-type", "a/b=text/plain"], "does not name a file extension"),
+        (
+            ["--media-type", ".rst=text/plain", "--media-type", "RST=text/markdown"],
+            "maps .rst to both text/plain and text/markdown",
+        ),
     ],
 )
 def test_bad_options_are_one_sentence_and_exit_2(
@@ -162,3 +169,25 @@ def test_parsers_option_pins_an_older_markdown_parser(
     assert json.loads((default_out / "manifest.json").read_text())["parsers"]["text/markdown"] == (
         "md-pyromark-v1"
     )
+
+
+def test_the_summary_shows_skipped_and_inconsistent_files_apart() -> None:
+    from kebab_chunk.cli.run import _summary
+
+    counts = {"chunks_total": 4, "chunks_by_label": {"md-heading-v2": 4}, "errors_by_stage": {}}
+    accounting = {
+        "files_matched": 9,
+        "documents_chunked": 2,
+        "documents_with_zero_chunks": 1,
+        "errors": 1,
+        "skipped": 5,
+        "inconsistent": 0,
+        "closes": True,
+    }
+    line = _summary({"counts": counts, "accounting": accounting}, "out").splitlines()[1]
+    assert line.strip() == (
+        "files matched 9 = chunked 2 + zero chunks 1 + errors 1 + skipped 5 (closes)"
+    )
+    broken = {**accounting, "files_matched": 11, "inconsistent": 2, "closes": False}
+    line = _summary({"counts": counts, "accounting": broken}, "out").splitlines()[1]
+    assert line.endswith("(DOES NOT CLOSE; 2 inconsistent: accounting.inconsistent_files)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import apache_beam as beam
 import pytest
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import given, settings
@@ -31,7 +32,6 @@ from kebab_chunk.beam.locations import (
 from kebab_chunk.beam.read import (
     BROKEN_SYMLINK,
     SYMLINK_OUTSIDE_CORPUS,
-    _UnlistedEntriesFn,
     selected_files,
 )
 from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
@@ -39,6 +39,7 @@ from kebab_chunk.errors import RunSetupError, UsageError
 from kebab_chunk.output.records import ErrorRecord
 from tests.beam.checkout import DOC, DOCUMENTS, write_checkout
 from tests.beam.helpers import quiet_beam
+from tests.beam.listing import read_listing
 
 quiet_beam()
 
@@ -322,9 +323,9 @@ def _walk_rows(
     location: CorpusLocation, chosen: CorpusFilter | None = None
 ) -> set[tuple[str, str]]:
     return {
-        (out.value.source_uri, out.value.error_type)
-        for out in _UnlistedEntriesFn(chosen, location).process(location)
-        if isinstance(out.value, ErrorRecord)
+        (out.source_uri, out.error_type)
+        for out in read_listing(location, chosen)
+        if isinstance(out, ErrorRecord)
     }
 
 
@@ -410,3 +411,22 @@ def test_read_corpus_over_several_inputs(tmp_path: Path) -> None:
             equal_to([("docs/peek.md", SYMLINK_OUTSIDE_CORPUS)]),
             label="errors",
         )
+
+
+def test_the_listing_of_a_glob_lists_what_beams_match_does_and_enters_only_folders_it_could(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path / "c", "a1/x.md", "a1/y.md", "a2/x.md", "a2/deep/x.md", "b/x.md", "x.md")
+    location = resolve_corpus(str(root / "a*" / "x.md"))
+    beam_match = sorted(m.path for m in FileSystems.match([location.pattern])[0].metadata_list)
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def spy(path: str) -> object:
+        listed.append(os.path.relpath(os.fsdecode(path), root))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", spy)
+    assert [path for path, _ in selected_files(location)] == beam_match
+    assert [Path(p).relative_to(root).as_posix() for p in beam_match] == ["a1/x.md", "a2/x.md"]
+    assert sorted(listed) == [".", "a1", "a2"]  # never b/ nor a2/deep/

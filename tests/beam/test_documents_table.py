@@ -1,9 +1,11 @@
 """The documents table: one row per matched file, agreeing with the manifest.
 
 A real pipeline run over a small corpus with one file of each kind (front matter, an empty
-file, a legacy encoding, a PDF, binary data, a file over the size limit) is checked row by
-row against the library's own parse of each file; the row <-> record conversion and the
-sharded writer are checked on their own.
+file, a legacy encoding, a PDF, binary data, a file over the size limit, files no parser
+reads skipped by ``--skip-unsupported``, a ``.rst`` mapped to plain text by
+``--media-type``) is checked row by row against the library's own parse of each file; the
+row <-> record conversion, the sharded writer and the classification of records that no
+single processing of one file gives are checked on their own.
 """
 
 from __future__ import annotations
@@ -18,11 +20,17 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from blake3 import blake3
 
-from kebab_chunk.beam.manifest import WriteDocuments
+from kebab_chunk.beam.manifest import EQUATION, WriteDocuments, WriteManifest
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.output.reader import read_documents
-from kebab_chunk.output.records import DocumentFacts, DocumentRow
+from kebab_chunk.output.records import (
+    DocumentFacts,
+    DocumentOutcome,
+    DocumentRow,
+    ErrorRecord,
+    SourceFile,
+)
 from kebab_chunk.output.schema import (
     DOCUMENT_SCHEMA,
     document_to_row,
@@ -51,14 +59,28 @@ def _corpus(root: Path) -> Path:
     (root / "binary.md").write_bytes(b"\x00\x01\x02 not text \x00")
     (root / "big.md").write_bytes(b"# Big\n\n" + b"word " * MAX_FILE_BYTES)
     shutil.copy(CORPUS / "pdf" / "three-page-en.pdf", root / "three.pdf")
+    (root / "notes.rst").write_bytes(b"Notes\n=====\n\nPlain text in reStructuredText.\n")
+    for unsupported in SKIPPED:  # no parser reads them: skipped, not errors
+        (root / unsupported).write_bytes(b"\x1f\x8b\x08 or {} or text")
     return root
+
+
+SKIPPED = ("copyright", "data.json", "pkg.gz")
 
 
 @pytest.fixture(scope="module")
 def output(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("documents")
     corpus = _corpus(base / "corpus")
-    out = run_pipeline(corpus, base / "out", "--max-file-bytes", str(MAX_FILE_BYTES))
+    out = run_pipeline(
+        corpus,
+        base / "out",
+        "--max-file-bytes",
+        str(MAX_FILE_BYTES),
+        "--media-type",
+        "rst=text/plain",
+        "--skip-unsupported",
+    )
     return corpus, out
 
 
@@ -96,11 +118,23 @@ def test_status_agrees_with_the_manifest_and_the_other_tables(output: tuple[Path
     for uri, row in rows.items():
         by_status.setdefault(row.status, set()).add(uri)
     assert by_status == {
-        "chunked": {"fm.md", "latin.txt", "three.pdf"},
+        "chunked": {"fm.md", "latin.txt", "three.pdf", "notes.rst"},
         "zero_chunks": {"empty.md"},
         "error": {"binary.md", "big.md"},
+        "skipped": set(SKIPPED),
     }
     accounting = manifest["accounting"]
+    assert accounting["closes"] is True and accounting["equation"] == EQUATION
+    assert accounting["skipped"] == manifest["counts"]["documents_skipped"] == len(SKIPPED)
+    assert accounting["skipped_files"] == sorted(SKIPPED)
+    assert accounting["files_matched"] == sum(
+        accounting[k] for k in ("documents_chunked", "documents_with_zero_chunks", "errors")
+    ) + len(SKIPPED)
+    assert manifest["options"]["media_types"] == {".rst": "text/plain"}
+    assert manifest["options"]["skip_unsupported"] is True
+    assert rows["notes.rst"].media_type == "text/plain"
+    assert [rows[u].media_type for u in SKIPPED] == [None, "application/json", None]
+    assert all(rows[u].errors == () and rows[u].content_hash is None for u in SKIPPED)
     assert sorted(by_status["zero_chunks"]) == accounting["zero_chunk_files"]
     assert len(by_status["chunked"]) == accounting["documents_chunked"]
     assert len(by_status["error"]) == accounting["errors"]
@@ -216,3 +250,44 @@ def test_an_empty_corpus_writes_one_empty_documents_file(tmp_path: Path) -> None
         _ = p | beam.Create([]) | WriteDocuments(str(tmp_path))
     assert [f.name for f in (tmp_path / "documents").iterdir()] == [part_name(0, 1)]
     assert read_documents(str(tmp_path)).num_rows == 0
+
+
+def test_records_no_single_processing_gives_make_the_accounting_fail(tmp_path: Path) -> None:
+    """A file listed twice, a read error beside chunks, two read errors, or a skip beside
+    an outcome are ``inconsistent``: listed, and the accounting does not close. Chunks of
+    one label beside another label's chunk error stay a file with errors (docs/limits.md,
+    Isolation), as do a zero-chunk outcome and one chunk error."""
+    doc = parse_document(b"# A\n\ntext\n", "x.md")
+
+    def outcome(uri: str) -> DocumentOutcome:
+        return DocumentOutcome(uri, DocumentFacts.of(doc), (("md-heading-v2", 1),))
+
+    uris = ("twice.md", "read-and-chunked.md", "two-reads.md", "skip-and-parsed.md", "ok.md")
+    files = [SourceFile(u, "text/markdown", 10) for u in (*uris, "twice.md")]
+    errors = [
+        ErrorRecord("read-and-chunked.md", "read", "broken_symlink", "gone"),
+        ErrorRecord("two-reads.md", "read", "broken_symlink", "gone"),
+        ErrorRecord("two-reads.md", "read", "PermissionError", "denied"),
+        ErrorRecord("ok.md", "chunk", "Boom", "one label failed", chunker_version="hybrid-v3"),
+    ]
+    outcomes = [outcome(u) for u in ("twice.md", "read-and-chunked.md", "skip-and-parsed.md")]
+    outcomes.append(outcome("ok.md"))
+    chunk_counts = [(u, ("md-heading-v2", 1)) for u in ("twice.md", "read-and-chunked.md")]
+    chunk_counts.append(("ok.md", ("md-heading-v2", 1)))
+    with BeamTestPipeline() as p:
+        inputs = {
+            "files": p | "files" >> beam.Create(files),
+            "skipped": p | "skipped" >> beam.Create([SourceFile("skip-and-parsed.md", None, 1)]),
+            "outcomes": p | "outcomes" >> beam.Create(outcomes),
+            "chunk_counts": p | "chunks" >> beam.Create(chunk_counts),
+            "errors": p | "errors" >> beam.Create(errors),
+            "written": p | "written" >> beam.Create([]),
+        }
+        _ = inputs | WriteManifest(str(tmp_path), {"manifest_version": 1}, {})
+    acc = json.loads((tmp_path / "manifest.json").read_text())["accounting"]
+    wrong = ["read-and-chunked.md", "skip-and-parsed.md", "twice.md", "two-reads.md"]
+    assert acc["closes"] is False
+    assert acc["inconsistent_files"] == wrong and acc["inconsistent"] == len(wrong)
+    assert (acc["files_matched"], acc["errors"], acc["documents_chunked"]) == (5, 1, 0)
+    statuses = {r["source_uri"]: r["status"] for r in read_documents(str(tmp_path)).to_pylist()}
+    assert statuses == {**dict.fromkeys(wrong, "inconsistent"), "ok.md": "error"}

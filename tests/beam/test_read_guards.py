@@ -12,12 +12,18 @@ import os
 import pickle
 import threading
 import traceback
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import apache_beam as beam
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kebab_chunk.beam import ReadCorpus, read
 from kebab_chunk.beam.locations import resolve_corpus
 from kebab_chunk.beam.read import (
     BROKEN_SYMLINK,
@@ -25,12 +31,12 @@ from kebab_chunk.beam.read import (
     SYMLINK_OUTSIDE_CORPUS,
     UNREADABLE_DIRECTORY,
     ReadRefused,
-    _UnlistedEntriesFn,
     portable_uri,
     read_local,
     uri_path_bytes,
 )
 from kebab_chunk.output.records import ErrorRecord
+from tests.beam.listing import read_listing
 
 INSIDE = b"# Inside\n\nThe corpus's own text.\n"
 SECRET = b"# Outside\n\nTHE SECRET that must never be read.\n"
@@ -120,6 +126,70 @@ def test_a_link_inside_the_root_is_followed_and_the_size_limit_holds(tmp_path: P
     assert big.raw is None and big.head == INSIDE[:8] and big.size == len(INSIDE)
 
 
+# --- each entry ends in exactly one place, whatever the file system does meanwhile -------
+
+
+def test_links_that_flip_during_the_run_each_end_in_exactly_one_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Links flip between an inside file and a missing target every time the corpus
+    folder is listed and before every read, so no two looks agree. Each link must still be
+    one ``files`` entry with exactly one outcome: its bytes or one error row. (Listing the
+    folder twice, Beam's match and a walk for dangling links, put such a link in both
+    listings or in neither: 13 entries chunked and errored, 39 in no table.)"""
+    root, outside = tmp_path / "corpus", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "inside.md").write_bytes(INSIDE)
+    links = [root / f"flip-{i}.md" for i in range(6)]
+    targets = [root / "inside.md", outside / "missing.md"]
+    state = [0]
+    lock = threading.Lock()
+
+    def flip() -> None:
+        state[0] = 1 - state[0]
+        for link in links:
+            tmp = root / f".tmp-{link.name}"
+            tmp.symlink_to(targets[state[0]])
+            os.replace(tmp, link)  # atomic: the link always exists
+
+    flip()
+    location = resolve_corpus(str(root))  # before the patches: resolving matches once
+    real_scandir, real_read_local = os.scandir, read.read_local
+
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str) and os.path.normpath(path) == str(root):
+            with lock:
+                flip()
+        return real_scandir(path)
+
+    def read_local(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            flip()
+            return real_read_local(*args, **kwargs)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(read, "read_local", read_local)
+    uris = sorted(link.name for link in links)
+
+    def one_place_each(outputs: list[tuple[str, str]]) -> None:
+        files = Counter(u for kind, u in outputs if kind == "file")
+        ends = Counter(u for kind, u in outputs if kind != "file")
+        assert sorted(u for u in files if u in uris) == uris, files
+        assert all(files[u] == 1 and ends[u] == 1 for u in files), (files, ends)
+        assert {kind for kind, u in outputs if u in uris} == {"file", "read", "error"}
+
+    with BeamTestPipeline() as p:
+        out = p | ReadCorpus(location)
+        tagged = (
+            out["files"] | "f" >> beam.Map(lambda f: ("file", f.source_uri)),
+            out["documents"] | "d" >> beam.Map(lambda d: ("read", d.source_uri)),
+            out["errors"] | "e" >> beam.Map(lambda e: ("error", e.source_uri)),
+            out["skipped"] | "s" >> beam.Map(lambda f: ("skipped", f.source_uri)),
+        ) | beam.Flatten()
+        assert_that(tagged, one_place_each)
+
+
 # --- source_uri: an injective encoding of the relative path ------------------------------
 
 _NAME_BYTES = st.binary(min_size=1, max_size=12).filter(lambda b: b"/" not in b and b"\0" not in b)
@@ -169,9 +239,9 @@ def _walk_as_nobody(root: Path) -> list[ErrorRecord]:
                 os.setgid(65534)
                 os.setuid(65534)
             rows = [
-                out.value
-                for out in _UnlistedEntriesFn().process(resolve_corpus(str(root)))
-                if isinstance(out.value, ErrorRecord)
+                out
+                for out in read_listing(resolve_corpus(str(root), must_match=False))
+                if isinstance(out, ErrorRecord)
             ]
             os.write(write_w, pickle.dumps(rows))
             code = 0
@@ -207,6 +277,30 @@ def test_a_directory_that_cannot_be_listed_becomes_one_error_row(open_tmp: Path)
     assert "cannot be listed" in rows[0].message
 
 
+def test_files_of_a_folder_that_can_be_listed_but_not_searched_are_error_rows(
+    open_tmp: Path,
+) -> None:
+    """Mode 644 on a folder: its names can be read, its files cannot be opened. Each file
+    is one row (it used to be in no table), and a folder inside it, which cannot be listed
+    through it, is one ``unreadable_directory`` row."""
+    root = open_tmp / "corpus"
+    noexec = root / "noexec"
+    (noexec / "inner").mkdir(parents=True)
+    for name in ("a.md", "b.md", "inner/c.md"):
+        (noexec / name).write_bytes(INSIDE)
+    root.chmod(0o755)
+    noexec.chmod(0o644)
+    try:
+        rows = _walk_as_nobody(root)
+    finally:
+        noexec.chmod(0o755)
+    assert sorted((r.source_uri, r.error_type) for r in rows) == [
+        ("noexec/a.md", "PermissionError"),
+        ("noexec/b.md", "PermissionError"),
+        ("noexec/inner/", UNREADABLE_DIRECTORY),
+    ]
+
+
 # --- error rows are reproducible: no absolute paths, no process ids ------------------------
 
 
@@ -228,13 +322,14 @@ def test_error_messages_carry_no_host_paths_or_process_ids(tmp_path: Path) -> No
     again = [_read(root, root / n) for n in ("environ", "out.md", "fifo.md")]
     assert [g.message for g in again if isinstance(g, ReadRefused)] == messages
     walked = [
-        out.value
-        for out in _UnlistedEntriesFn().process(resolve_corpus(str(root)))
-        if isinstance(out.value, ErrorRecord)
+        out for out in read_listing(resolve_corpus(str(root))) if isinstance(out, ErrorRecord)
     ]
     assert {(r.source_uri, r.error_type) for r in walked} == {
         ("broken.md", BROKEN_SYMLINK),
         ("dir-out", SYMLINK_OUTSIDE_CORPUS),
+        ("environ", SYMLINK_OUTSIDE_CORPUS),
+        ("out.md", SYMLINK_OUTSIDE_CORPUS),
+        ("fifo.md", NOT_A_REGULAR_FILE),
     }
     messages += [r.message for r in walked]
     for message in messages:

@@ -1,6 +1,7 @@
 """Every entry on disk is accounted for exactly once, file by file (issue 14).
 
-A corpus with hostile names, a directory and a file the run may not read, a FIFO, a
+A corpus with hostile names, a directory and a file the run may not read, a directory it
+may list but not search (mode 644: its files are named but cannot be opened), a FIFO, a
 socket, links in, out and dangling goes through the real command line without the
 privilege to read everything (root bypasses file modes; as root the run is started by
 ``setpriv`` with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped, so modes apply). The
@@ -50,6 +51,10 @@ def _build(root: Path, outside: Path) -> None:
     for name in ("a.md", "b.md", "deeper/c.md"):
         (locked / name).write_bytes(GOOD)
     (root / "unreadable.md").write_bytes(GOOD)
+    unsearchable = root / "unsearchable"
+    (unsearchable / "inner").mkdir(parents=True)
+    for name in ("e.md", "f.md", "inner/g.md"):
+        (unsearchable / name).write_bytes(GOOD)
     os.mkfifo(root / "fifo.md")
     with socket.socket(socket.AF_UNIX) as s:
         s.bind(str(root / "socket.md"))
@@ -86,6 +91,7 @@ def test_every_entry_is_accounted_for_exactly_once(open_tmp: Path) -> None:
     root, outside, out = open_tmp / "corpus", open_tmp / "outside", open_tmp / "out"
     _build(root, outside)
     (root / "locked").chmod(0o000)
+    (root / "unsearchable").chmod(0o644)
     (root / "unreadable.md").chmod(0o000)
     unprivileged = _NO_DAC if os.geteuid() == 0 else []
     assert not unprivileged or shutil.which("setpriv"), "setpriv (util-linux) is needed"
@@ -99,6 +105,7 @@ def test_every_entry_is_accounted_for_exactly_once(open_tmp: Path) -> None:
         timeout=300,
     )
     (root / "locked").chmod(0o755)
+    (root / "unsearchable").chmod(0o755)
     manifest = json.loads((out / "manifest.json").read_text())
     accounting = manifest["accounting"]
     assert run.returncode == (0 if accounting["closes"] else 1), run.stderr[-3000:]
@@ -107,7 +114,7 @@ def test_every_entry_is_accounted_for_exactly_once(open_tmp: Path) -> None:
     errors = Counter(read_errors(str(out)).column("source_uri").to_pylist())
     zero = accounting["zero_chunk_files"]
     named = Counter([*chunked, *set(errors), *zero])
-    on_disk = _entries_on_disk(root, {root / "locked"})
+    on_disk = _entries_on_disk(root, {root / "locked", root / "unsearchable" / "inner"})
     assert set(named) == on_disk
     assert all(n == 1 for n in named.values()), [u for u, n in named.items() if n > 1]
     assert accounting["files_matched"] == len(on_disk) and accounting["closes"] is True
@@ -122,5 +129,8 @@ def test_every_entry_is_accounted_for_exactly_once(open_tmp: Path) -> None:
         "link-out.md",
         "broken.md",
         "dir-out",
+        "unsearchable/e.md",  # listed, but opening it is denied: one row each
+        "unsearchable/f.md",
+        "unsearchable/inner/",  # cannot be listed through a folder that cannot be searched
     } <= set(errors)
     assert "link-in.md" in chunked and "sub/inner.md" in chunked

@@ -72,6 +72,7 @@ def test_summary_per_label_matches_hand_computed_numbers(synthetic_output: Path)
         "chunked": 3,
         "zero_chunks": 1,
         "errors": 3,
+        "skipped": 0,
         "accounting_closes": True,
         "with_warnings": 0,
     }
