@@ -101,7 +101,7 @@ def test_cli_writes_the_report_of_a_real_output(pipeline_output: Path, tmp_path:
     assert str(target) in result.out
     dom = parse_dom(target.read_text(encoding="utf-8"))
     (labels,) = dom.by_class("labels", "table")
-    assert {"md-heading-v2", "pdf-page-v3"} <= {
+    assert {"md-heading-v3", "pdf-page-v3"} <= {
         tr.find_all(lambda n: n.tag == "td")[0].text()
         for tr in labels.find_all(lambda n: n.tag == "tr")[1:]
     }
