@@ -5,7 +5,7 @@ same embedding model (:class:`kebab_chunk.eval.embed.Embedder`, all-MiniLM-L6-v2
 default) and the same retrieval and metric code as ``kebab-chunk eval``
 (:mod:`kebab_chunk.eval.run`, :mod:`kebab_chunk.eval.metrics`):
 
-- **ours**: each ``--setting`` (default: the current labels ``md-heading-v2``,
+- **ours**: each ``--setting`` (default: the current labels ``md-heading-v3``,
   ``hybrid-v3`` and ``md-header-chars-v2`` at 128, 192 and 256 target tokens, no overlap,
   ``bytes-3``), through :func:`kebab_chunk.eval.run.evaluate` itself, embedding each
   record's ``embed_text`` (what the pipeline writes to be embedded); a chunk's character
@@ -56,7 +56,7 @@ from kebab_chunk.tokenizers import get_tokenizer
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DATA = Path("/work/shared/eval/chunking-evaluation-dev")
-LABELS = ("md-heading-v2", "hybrid-v3", "md-header-chars-v2")
+LABELS = ("md-heading-v3", "hybrid-v3", "md-header-chars-v2")
 TARGETS = (128, 192, 256)
 DEFAULT_SETTINGS = tuple(f"{label}:{target}:0" for label in LABELS for target in TARGETS)
 SIZE_GRID = range(50, 3001, 10)

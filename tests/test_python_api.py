@@ -45,7 +45,7 @@ def test_python_api_doc_examples_run_as_written(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
     out = proc.stdout
-    assert "('md-heading-v2'," in out and "('pdf-page-v3'," in out  # the composed pipeline
+    assert "('md-heading-v3'," in out and "('pdf-page-v3'," in out  # the composed pipeline
     assert "pdf/three-page-en.pdf chunked" in out  # result.documents()
     assert "pdf/encrypted-real-password.pdf" not in out  # excluded
     assert (tmp_path / "out" / "api-example" / "manifest.json").is_file()

@@ -100,7 +100,7 @@ def test_readme_runs_verbatim_on_a_fresh_copy(tmp_path: Path) -> None:
     assert manifest["accounting"]["closes"] and manifest["counts"]["chunks_total"] > 0, log
     out = proc.stdout
     # What each block prints: DuckDB's table, the records, the adapters, the API's result.
-    assert "│ md-heading-v2" in out, out[-4000:]
+    assert "│ md-heading-v3" in out, out[-4000:]
     assert re.search(r"^\d+ chunks; 0 errors$", out, re.M), out[-4000:]
     assert re.search(r"^\d+ README chunks$", out, re.M), out[-4000:]
     assert re.search(r"^True \d+ chunks$", out, re.M), out[-4000:]

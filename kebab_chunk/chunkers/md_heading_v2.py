@@ -38,6 +38,10 @@ no other chunk's id at the cost of smaller chunks.
 
 Budget: ``target_tokens``, lowered to ``max_tokens`` and to the tokenizer's own input limit
 when those are smaller.
+
+This module is also the engine of ``md-heading-v3``: :class:`MdHeadingRules` holds what
+differs between the labels it serves (the label, and which headings ``embed_text`` leaves
+out), and every label's chunks are otherwise made by the same code.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from kebab_chunk.chunkers._separators import (
 )
 from kebab_chunk.chunkers._token_split import split_pieces
 from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.embedding import HeadingRule
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     AudioRefBlock,
@@ -71,7 +76,7 @@ from kebab_chunk.model import (
 from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import Counter, CounterCache, Tokenizer
 
-__all__ = ["MdHeadingV2Chunker", "budget_of"]
+__all__ = ["RULES", "MdHeadingRules", "MdHeadingV2Chunker", "budget_of"]
 
 VERSION = "md-heading-v2"
 _FIRST_WORD = re.compile(r"\s*\S+")
@@ -95,17 +100,40 @@ def budget_of(policy: ChunkPolicy, tokenizer: Tokenizer) -> int:
     return max(1, min(limit for limit in limits if limit is not None))
 
 
-class MdHeadingV2Chunker:
-    """Heading-aware chunker for documents with ``lines`` spans, sized by any tokenizer."""
+@dataclass(frozen=True, slots=True)
+class MdHeadingRules:
+    """What distinguishes the labels made by this engine (everything else is shared).
 
-    version = VERSION
+    ``version``: the label, stored in every chunk (and so part of every chunk id).
+    ``embed_headings``: which heading path lines the chunk's ``embed_text`` leaves out
+    because its text already holds them (:data:`kebab_chunk.chunkers.embedding.HeadingRule`).
+    """
+
+    version: str
+    embed_headings: HeadingRule
+
+
+#: md-heading-v2's rules: the default recipe's ``"first-line"`` heading rule.
+RULES = MdHeadingRules(version=VERSION, embed_headings="first-line")
+
+
+class MdHeadingV2Chunker:
+    """Heading-aware chunker for documents with ``lines`` spans, sized by any tokenizer.
+
+    ``rules``: the label's rules (:class:`MdHeadingRules`; md-heading-v2's by default).
+    """
+
     accepts_description = (
         "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF"
     )
     #: Counts with whatever tokenizer the policy names.
     uses_tokenizers: frozenset[str] | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, rules: MdHeadingRules = RULES) -> None:
+        self.rules = rules
+        self.version = rules.version
+        #: Read by :func:`kebab_chunk.chunkers.embedding.with_embedding`.
+        self.embed_headings: HeadingRule = rules.embed_headings
         self._counters = CounterCache()
 
     def accepts(self, doc: CanonicalDocument) -> bool:
@@ -123,12 +151,13 @@ class MdHeadingV2Chunker:
                 span.kind for block in doc.blocks for span in block.spans if span.kind != "lines"
             )
             raise UnsupportedDocumentError(
-                f"md-heading-v2 needs blocks with line spans (Markdown, text, HTML, CSV) but "
+                f"{self.version} needs blocks with line spans (Markdown, text, HTML, CSV) but "
                 f"{doc.source_uri!r} has {kind} spans; use pdf-page-v3 for PDF documents or a "
                 "chunker that accepts any document (such as hybrid-v4) for the others."
             )
         tokenizer = get_tokenizer(policy.tokenizer)
-        return _Run(doc, policy, self._counters.get(tokenizer), budget_of(policy, tokenizer)).run()
+        count = self._counters.get(tokenizer)
+        return _Run(doc, policy, count, budget_of(policy, tokenizer), self.version).run()
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +172,15 @@ class _Run:
     """One chunking pass over one document."""
 
     def __init__(
-        self, doc: CanonicalDocument, policy: ChunkPolicy, count: Counter, budget: int
+        self,
+        doc: CanonicalDocument,
+        policy: ChunkPolicy,
+        count: Counter,
+        budget: int,
+        version: str = VERSION,
     ) -> None:
         self.doc = doc
+        self.version = version
         self.policy = policy
         self.count = count
         self.budget = budget
@@ -348,7 +383,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=VERSION,
+                chunker_version=self.version,
                 policy=self.policy,
                 position=len(self.out),
                 text=text,

@@ -25,6 +25,7 @@ __all__ = [
 _REGISTRY: dict[str, str] = {
     "md-heading-v1": "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
     "md-heading-v2": "kebab_chunk.chunkers.md_heading_v2:MdHeadingV2Chunker",
+    "md-heading-v3": "kebab_chunk.chunkers.md_heading_v3:MdHeadingV3Chunker",
     "md-header-chars-v1": "kebab_chunk.chunkers.md_header_chars_v1:MdHeaderCharsV1Chunker",
     "md-header-chars-v2": "kebab_chunk.chunkers.md_header_chars_v2:MdHeaderCharsV2Chunker",
     "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
@@ -47,8 +48,9 @@ _REGISTRY: dict[str, str] = {
 #: hybrid-v4 replaced hybrid-v3 ("Issue 29.7"): the same chunks, with the context lines each
 #: chunk records bounded by the budget.
 DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
-    "text/markdown": ("md-heading-v2",),
-    "text/plain": ("md-heading-v2",),
+    # md-heading-v3 replaced md-heading-v2: the same chunks, embed_text names a heading once
+    "text/markdown": ("md-heading-v3",),
+    "text/plain": ("md-heading-v3",),
     "application/pdf": ("pdf-page-v3",),
     # Formats whose block text is rendered, not a source slice: the token-aware chunker.
     "text/html": ("hybrid-v4",),

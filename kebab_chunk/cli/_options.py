@@ -58,7 +58,7 @@ def _names(media_types: list[str]) -> str:
 
 def default_chunkers_help() -> str:
     """The default labels per media type as help text, from the registry itself (so a
-    change of default cannot leave the help behind): ``md-heading-v2 for Markdown and
+    change of default cannot leave the help behind): ``md-heading-v3 for Markdown and
     text, ...``."""
     grouped: dict[str, list[str]] = {}
     for media_type, labels in DEFAULT_LABELS_BY_MEDIA_TYPE.items():

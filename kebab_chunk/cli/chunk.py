@@ -1,5 +1,5 @@
 """``kebab-chunk chunk FILE... --chunker LABEL`` (chunk records as JSON Lines) and
-``kebab-chunk chunkers`` (the registered labels and what each accepts)."""
+``kebab-chunk chunkers`` (the registered labels, what each accepts, which are defaults)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import sys
 from typing import Any
 
 from kebab_chunk.chunkers.embedding import with_embedding
-from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.chunkers.registry import (
+    DEFAULT_LABELS_BY_MEDIA_TYPE,
+    get_chunker,
+    registered_labels,
+)
 from kebab_chunk.cli._io import read_input, source_uri_for
 from kebab_chunk.cli._options import (
     add_limit_arguments,
@@ -46,8 +50,12 @@ def add_chunk_parsers(subparsers: Any) -> None:
 
 
 def cmd_chunkers() -> int:
+    """One line per registered label: the label, a tab, what it accepts, and for a label a
+    run applies when none is named, the media types it is the default for."""
     for label in registered_labels():
-        print(f"{label}\t{get_chunker(label).accepts_description}")
+        media = [m for m, labels in DEFAULT_LABELS_BY_MEDIA_TYPE.items() if label in labels]
+        default = f" (default for {', '.join(media)})" if media else ""
+        print(f"{label}\t{get_chunker(label).accepts_description}{default}")
     return 0
 
 

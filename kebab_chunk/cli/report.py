@@ -149,16 +149,18 @@ def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from kebab_chunk.report.inspect import load_output
-    from kebab_chunk.report.report import MissingDependencyError, render_report
+    from kebab_chunk.report.report import NO_CHARTS, charts_available, render_report
 
     try:
         _check_target(args.html)
         data = load_output(args.output)
         other = load_output(args.compare) if args.compare else None
         _write(args.html, render_report(data, other, top=args.top))
-    except (KebabError, UsageError, MissingDependencyError) as exc:
+    except (KebabError, UsageError) as exc:
         return _fail(exc)
     print(f"kebab-chunk: wrote report of {args.output} to {args.html}")
+    if not charts_available():
+        sys.stderr.write(f"kebab-chunk: {NO_CHARTS}\n")
     return EXIT_OK
 
 

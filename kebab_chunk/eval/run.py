@@ -223,8 +223,9 @@ def _find_file(folder: Path, corpus_id: str) -> Path | None:
 
 def load_corpus(corpus_dir: str | Path, questions: Sequence[Question]) -> dict[str, CorpusDocument]:
     """The corpus files the questions name (file name or stem = ``corpus_id``, directly in
-    ``corpus_dir``), each reference checked against its file: ``content`` must equal the
-    decoded text from ``start_index`` to ``end_index``. Sorted by ``corpus_id``."""
+    ``corpus_dir``), each reference checked against its file: it must lie inside the decoded
+    text (``end_index`` at most its length) and ``content`` must equal that text from
+    ``start_index`` to ``end_index``. Sorted by ``corpus_id``."""
     folder = Path(corpus_dir)
     if not folder.is_dir():
         raise UsageError(f"corpus folder {folder} is not a directory; check --corpus")
@@ -246,6 +247,13 @@ def load_corpus(corpus_dir: str | Path, questions: Sequence[Question]) -> dict[s
         for n, ((start, end), content) in enumerate(
             zip(q.references, q.contents, strict=True), start=1
         ):
+            if end > len(text):  # a clipped slice could still equal the content
+                raise UsageError(
+                    f"reference {n} of the question on line {q.line} runs from character "
+                    f"{start} to {end}, past the end of {corpus[q.corpus_id].name} "
+                    f"({len(text)} characters); reference ranges must lie inside the file "
+                    "decoded as UTF-8"
+                )
             if text[start:end] != content:
                 raise UsageError(
                     f"reference {n} of the question on line {q.line} (characters {start} to "

@@ -6,8 +6,8 @@ subclass of ``langchain_text_splitters.TextSplitter`` (and so a
 ``create_documents``, ``split_documents``, ``transform_documents``, a loader's
 ``load_and_split``, any field typed as a ``TextSplitter``::
 
-    splitter = KebabTextSplitter()                        # md-heading-v1, default policy
-    splitter = KebabTextSplitter("hybrid-v1", make_policy(target_tokens=256),
+    splitter = KebabTextSplitter()                        # md-heading-v3, default policy
+    splitter = KebabTextSplitter("hybrid-v3", make_policy(target_tokens=256),
                                  metadata="flat")
     chunks = splitter.split_documents(TextLoader("guide.md").load())
 
@@ -54,7 +54,7 @@ class KebabTextSplitter(TextSplitter):
     """LangChain ``TextSplitter`` over a registered kebab-chunk label (module doc).
 
     ``chunker``: a registered label, or ``None`` for the pipeline's default per media type
-    (``md-heading-v1`` for Markdown). ``policy``: a ``ChunkPolicy`` (``None``: the
+    (``md-heading-v3`` for Markdown). ``policy``: a ``ChunkPolicy`` (``None``: the
     default). ``media_type``: read every text as this type instead of deciding per
     document. ``parser_version``: a registered parser version to use for the media type
     it reads. ``contextualized``: Documents hold each chunk's ``embed_text``. ``metadata``:

@@ -5,8 +5,8 @@ Needs ``llama-index-core`` (``pip install kebab-chunk[llamaindex]``). It is a re
 ``get_nodes_from_documents``, an ``IngestionPipeline``'s transformations,
 ``Settings.node_parser``, ``VectorStoreIndex.from_documents(..., transformations=[...])``::
 
-    parser = KebabNodeParser()                           # md-heading-v1, default policy
-    parser = KebabNodeParser("hybrid-v1", make_policy(target_tokens=256), metadata="flat")
+    parser = KebabNodeParser()                           # md-heading-v3, default policy
+    parser = KebabNodeParser("hybrid-v3", make_policy(target_tokens=256), metadata="flat")
     nodes = parser.get_nodes_from_documents(SimpleDirectoryReader("docs").load_data())
 
 Each document's text is parsed as the media type its metadata or name implies (Markdown by
@@ -61,7 +61,7 @@ class KebabNodeParser(NodeParser):
     """LlamaIndex ``NodeParser`` over a registered kebab-chunk label (module doc).
 
     ``chunker``: a registered label, or ``None`` for the pipeline's default per media type
-    (``md-heading-v1`` for Markdown). ``policy``: a ``ChunkPolicy`` (``None``: the
+    (``md-heading-v3`` for Markdown). ``policy``: a ``ChunkPolicy`` (``None``: the
     default). ``media_type``: read every text as this type instead of deciding per
     document. ``parser_version``: a registered parser version to use for the media type
     it reads. ``contextualized``: nodes hold each chunk's ``embed_text``. ``metadata``:

@@ -1,7 +1,8 @@
 """``kebab-chunk report``: one self-contained HTML file describing a pipeline output.
 
 Charts are drawn with matplotlib's object API (no pyplot, no global backend) and inlined as
-SVG, so the file needs no network, no CDN and no side files; it opens the same from a
+SVG, so the file needs no network, no CDN and no side files; without matplotlib (the
+``report`` extra) the page is the same with a note in place of each chart; it opens the same from a
 laptop, a CI artifact store or an e-mail. Contents: the accounting line of the manifest,
 per-label statistics (:func:`kebab_chunk.report.inspect.summarize`), a histogram of chunk
 sizes per label with the policy target marked, documents by media type, the largest
@@ -23,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kebab_chunk.errors import MissingDependencyError
 from kebab_chunk.report._html import esc, page
 from kebab_chunk.report.inspect import OutputData, compare_outputs, summarize, tokens_by_label
 
@@ -31,21 +31,32 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["MissingDependencyError", "render_report"]
+__all__ = ["NO_CHARTS", "charts_available", "render_report"]
 
 _COLOURS = ("#2f6db5", "#e08a1e", "#3a9a5b", "#b5412f", "#7a4fb0", "#5b6b7a")
 _OLD, _NEW = "#9aa3ad", "#2f6db5"
 _BUCKET_COLOURS = {"chunked": "#3a9a5b", "zero_chunks": "#c9b458", "errors": "#c0262d"}
 
 
-def _figure(width: float, height: float) -> Figure:
+#: What the page says in place of each chart when matplotlib is not installed.
+NO_CHARTS = (
+    "Chart left out: matplotlib is not installed "
+    "(pip install 'kebab-chunk[report]' adds the charts)."
+)
+
+
+def charts_available() -> bool:
+    """Whether matplotlib (the ``report`` extra) can be imported, so charts can be drawn."""
     try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
-        raise MissingDependencyError(
-            "kebab-chunk report draws its charts with matplotlib, which is not installed; "
-            "install it with 'pip install matplotlib'"
-        ) from exc
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
     # Fixed margins instead of a layout engine: a layout engine measures every tick label
     # first and costs more than the drawing itself.
     return Figure(figsize=(width, height))
@@ -300,6 +311,10 @@ def render_report(data: OutputData, other: OutputData | None = None, top: int = 
     """
     summary = summarize(data, top=top)
     tokens = tokens_by_label(data)
+    draw = charts_available()
+    no_chart = f'<p class="note">{esc(NO_CHARTS)}</p>'
+    sizes = _size_histograms(summary, tokens) if draw else no_chart
+    media = _media_chart(summary["by_media_type"]) if draw else no_chart
     files = summary["files"]
     policy = summary["policy"]
     closes = files["accounting_closes"]
@@ -310,9 +325,10 @@ def render_report(data: OutputData, other: OutputData | None = None, top: int = 
     compare_html = ""
     if other is not None:
         comparison = compare_outputs(other, data)
-        compare_html = _compare_section(
-            comparison, _size_histograms(summary, tokens, tokens_by_label(other))
+        histograms = (
+            _size_histograms(summary, tokens, tokens_by_label(other)) if draw else no_chart
         )
+        compare_html = _compare_section(comparison, histograms)
     body = (
         "<h1>kebab-chunk report</h1>"
         f'<p class="sub">output <code>{esc(data.path)}</code> · kebab-chunk '
@@ -331,9 +347,9 @@ def render_report(data: OutputData, other: OutputData | None = None, top: int = 
         '<p class="sub">Token estimates as stated by each chunker; percentiles are '
         "nearest-rank (always a size some chunk has).</p>"
         f"{_label_table(summary)}"
-        f'<h2>Chunk sizes</h2><div class="chart sizes">{_size_histograms(summary, tokens)}</div>'
+        f'<h2>Chunk sizes</h2><div class="chart sizes">{sizes}</div>'
         f"<h2>Documents by media type</h2>{_media_table(summary['by_media_type'])}"
-        f'<div class="chart media">{_media_chart(summary["by_media_type"])}</div>'
+        f'<div class="chart media">{media}</div>'
         f"<h2>Largest chunks</h2>{_largest_tables(summary)}"
         f"<h2>Errors</h2>{_error_table(summary['errors'])}"
         f"{_documents_section(summary['documents'])}"

@@ -190,7 +190,7 @@ def test_manifest_accounting_closes_on_a_corpus_with_broken_files(
     assert manifest["policy_hash"] and manifest["options"]["chunkers"] is None
     defaults = {label for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values() for label in labels}
     assert manifest["chunkers"]["labels"] == sorted(defaults)
-    assert {"md-heading-v2", "pdf-page-v3"} <= defaults
+    assert {"md-heading-v3", "pdf-page-v3"} <= defaults
 
 
 def test_metrics_counters_mirror_the_manifest(runs: _Runs) -> None:

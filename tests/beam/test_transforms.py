@@ -217,14 +217,14 @@ def test_chunk_documents_applies_the_default_label_per_media_type() -> None:
     expected: list[Chunk] = []
     outcomes = []
     for doc, label in zip(
-        docs, ["md-heading-v2", "md-heading-v2", "pdf-page-v3", "md-heading-v2"], strict=True
+        docs, ["md-heading-v3", "md-heading-v3", "pdf-page-v3", "md-heading-v3"], strict=True
     ):
         chunks = records(label, doc, POLICY)
         expected.extend(chunks)
         outcomes.append(
             DocumentOutcome(doc.source_uri, DocumentFacts.of(doc), ((label, len(chunks)),))
         )
-    assert any(o.chunks_by_label == (("md-heading-v2", 0),) for o in outcomes)  # empty.txt
+    assert any(o.chunks_by_label == (("md-heading-v3", 0),) for o in outcomes)  # empty.txt
     with BeamTestPipeline() as p:
         out = p | beam.Create(docs) | ChunkDocuments(None, POLICY)
         assert_that(out["chunks"], equal_to(expected), label="chunks")

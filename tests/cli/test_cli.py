@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kebab_chunk.chunkers.registry import registered_labels
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, registered_labels
 from kebab_chunk.cli import main
 from kebab_chunk.parsers import parse_document
 
@@ -32,6 +33,24 @@ def test_chunkers_lists_every_registered_label(capsys: pytest.CaptureFixture[str
     assert main(["chunkers"]) == 0
     listed = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == registered_labels()
+
+
+def test_chunkers_marks_each_default_with_its_media_types(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A user picking a label sees which ones a run applies when none is named, and for what."""
+    assert main(["chunkers"]) == 0
+    marks = {}
+    for line in capsys.readouterr().out.splitlines():
+        label, _, rest = line.partition("\t")
+        found = re.search(r" \(default for ([^()]+)\)$", rest)
+        marks[label] = found.group(1).split(", ") if found else []
+    expected = {label: [] for label in registered_labels()}
+    for media_type, labels in DEFAULT_LABELS_BY_MEDIA_TYPE.items():
+        for label in labels:
+            expected[label].append(media_type)
+    assert marks == expected
+    assert any(marks.values()) and not all(marks.values())
 
 
 def test_chunk_readme_records_slice_back_exactly() -> None:

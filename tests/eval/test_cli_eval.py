@@ -85,6 +85,9 @@ def _bad(tmp_path: Path) -> dict[str, list[str]]:
     corpus, questions = make_dataset(tmp_path)
     content, start, end = ref(ALPHA, PURR)
     shifted = write_questions(tmp_path / "s.csv", [("q", "alpha", [(content, start + 2, end)])])
+    past = write_questions(
+        tmp_path / "p.csv", [("q", "alpha", [("whiskers.\n", len(ALPHA) - 10, len(ALPHA) + 3)])]
+    )
     orphan = write_questions(tmp_path / "o.csv", [("q", "gamma", [(content, start, end)])])
     ok = ["--setting", "md-heading-v1"]
     return {
@@ -101,6 +104,7 @@ def _bad(tmp_path: Path) -> dict[str, list[str]]:
         "no questions": _args(corpus, tmp_path / "absent.csv", *ok),
         "no corpus": _args(tmp_path / "absent", questions, *ok),
         "reference": _args(corpus, shifted, *ok),
+        "past the end": _args(corpus, past, *ok),
         "corpus_id": _args(corpus, orphan, *ok),
         "label/file": _args(corpus, questions, "--setting", "pdf-page-v1"),
     }
@@ -122,6 +126,7 @@ def _bad(tmp_path: Path) -> dict[str, list[str]]:
         "no questions",
         "no corpus",
         "reference",
+        "past the end",
         "corpus_id",
         "label/file",
     ],

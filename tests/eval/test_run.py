@@ -189,6 +189,26 @@ def test_a_reference_that_is_not_its_content_in_the_file_is_refused(tmp_path: Pa
         load_corpus(corpus, load_questions(shifted))
 
 
+@pytest.mark.parametrize(
+    "past",
+    [
+        ("whiskers.\n", len(ALPHA) - 10, len(ALPHA) + 5),  # end past the end, content clipped
+        ("", len(ALPHA) + 2, len(ALPHA) + 7),  # wholly past the end: the clipped slice is ""
+    ],
+)
+def test_a_reference_past_the_end_of_its_file_is_refused(
+    tmp_path: Path, past: tuple[str, int, int]
+) -> None:
+    """Python clips a slice at the end of the text, so such a reference "matched" its content
+    and then scored 0 for every setting (no chunk can cover characters that do not exist)."""
+    corpus, _ = make_dataset(tmp_path)
+    refs = [ref(ALPHA, PURR), past]
+    path = write_questions(tmp_path / "q.csv", [("q", "alpha", refs)])
+    message = rf"reference 2 of the question on line 2 .*past the end of alpha\.md \({len(ALPHA)} "
+    with pytest.raises(UsageError, match=message):
+        load_corpus(corpus, load_questions(path))
+
+
 def test_corpus_ids_match_stems_and_ambiguous_stems_are_refused(tmp_path: Path) -> None:
     corpus, questions_csv = make_dataset(tmp_path)
     questions = load_questions(questions_csv)

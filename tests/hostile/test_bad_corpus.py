@@ -243,7 +243,7 @@ def test_chunked_hostile_documents_match_the_library_record_for_record(runs: Run
 
 
 def test_one_hundred_thousand_headings_are_all_chunked_once(runs: Runs) -> None:
-    """100,000 headings with no text between them: the default label (md-heading-v2) keeps
+    """100,000 headings with no text between them: the default label (md-heading-v3) keeps
     each heading with what follows, so runs of headings share chunks; every heading line is
     chunked, in order (overlap repeats some), and the ids are unique."""
     table = runs.mixed_table

@@ -38,7 +38,7 @@ SPECS: dict[str, tuple[str, str | None, list[str], list[str]]] = {
     "full_v2": ("v2", None, [], IN_MEMORY),
     "incr_v3": ("v3", "incr_v2", [], IN_MEMORY),
     "policy_v2": ("v2", "full_v2", SMALL_POLICY, IN_MEMORY),
-    "labels_v2": ("v2", "full_v2", ["--chunkers", "md-heading-v2,hybrid-v1"], IN_MEMORY),
+    "labels_v2": ("v2", "full_v2", ["--chunkers", "md-heading-v3,hybrid-v1"], IN_MEMORY),
     "select_v2": ("v2", "labels_v2", ["--chunkers", "hybrid-v1"], IN_MEMORY),
     "full_fixtures": ("fixtures", None, [], IN_MEMORY),
     "incr_fixtures": ("fixtures", "full_fixtures", [], IN_MEMORY),

@@ -69,18 +69,18 @@ def test_identical_outputs_pass_the_ci_gate(runs: Runs, capsys: pytest.CaptureFi
 @pytest.mark.slow
 def test_a_label_in_one_output_only_is_all_added_or_all_removed(runs: Runs) -> None:
     hybrid_only, both = runs["select_v2"].output, runs["labels_v2"].output
-    md = [c for c in output_chunks(both) if c.chunker_version == "md-heading-v2"]
+    md = [c for c in output_chunks(both) if c.chunker_version == "md-heading-v3"]
     assert md
     added = {d.label: d for d in diff_outputs(str(hybrid_only), str(both)).labels}
-    assert added["md-heading-v2"].status == "only_new"
-    assert added["md-heading-v2"].added == len(md) and not added["md-heading-v2"].removed
-    assert added["md-heading-v2"].reembed_tokens == sum(c.token_estimate for c in md)
-    assert added["md-heading-v2"].documents_affected == len({c.source_uri for c in md})
+    assert added["md-heading-v3"].status == "only_new"
+    assert added["md-heading-v3"].added == len(md) and not added["md-heading-v3"].removed
+    assert added["md-heading-v3"].reembed_tokens == sum(c.token_estimate for c in md)
+    assert added["md-heading-v3"].documents_affected == len({c.source_uri for c in md})
     assert not added["hybrid-v1"].changed
     removed = {d.label: d for d in diff_outputs(str(both), str(hybrid_only)).labels}
-    assert removed["md-heading-v2"].status == "only_old"
-    assert removed["md-heading-v2"].removed == len(md) and not removed["md-heading-v2"].added
-    assert removed["md-heading-v2"].reembed_tokens == 0
+    assert removed["md-heading-v3"].status == "only_old"
+    assert removed["md-heading-v3"].removed == len(md) and not removed["md-heading-v3"].added
+    assert removed["md-heading-v3"].reembed_tokens == 0
 
 
 def _row(text: str, position: int, tokens: int = 3) -> dict[str, Any]:

@@ -85,14 +85,14 @@ def test_a_new_label_rechunks_everything_and_writes_both_partitions(runs: Runs) 
     assert incr.parsed == 100
     files = part_files(incr.output)
     assert {k.split("/")[1] for k in files if k.startswith("chunks/")} == {
-        "chunker_version=md-heading-v2",
+        "chunker_version=md-heading-v3",
         "chunker_version=hybrid-v1",
     }
     # The old label's partition is exactly what a run of the old label alone writes.
-    assert _partition(files, "md-heading-v2") == _partition(
-        part_files(full.output), "md-heading-v2"
+    assert _partition(files, "md-heading-v3") == _partition(
+        part_files(full.output), "md-heading-v3"
     )
-    expected = reference_run(runs.corpora["v2"], ["md-heading-v2", "hybrid-v1"]).chunks
+    expected = reference_run(runs.corpora["v2"], ["md-heading-v3", "hybrid-v1"]).chunks
     assert output_chunks(incr.output) == expected
 
 

@@ -38,14 +38,14 @@ def test_unusable_previous_outputs(
 ) -> None:
     damaged = tmp_path / "damaged"
     shutil.copytree(previous, damaged)
-    shutil.rmtree(damaged / "chunks" / "chunker_version=md-heading-v2")
+    shutil.rmtree(damaged / "chunks" / "chunker_version=md-heading-v3")
     unfinished = tmp_path / "unfinished"
     shutil.copytree(previous, unfinished)
     (unfinished / "manifest.json").unlink()
     cases = [
         (tmp_path / "nope", "does not exist"),
         (unfinished, "has no manifest.json"),
-        (damaged, "lacks chunks/chunker_version=md-heading-v2/part-"),
+        (damaged, "lacks chunks/chunker_version=md-heading-v3/part-"),
     ]
     out = tmp_path / "out"
     for prev, needle in cases:

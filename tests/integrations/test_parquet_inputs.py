@@ -119,7 +119,7 @@ def test_extra_columns_are_ignored(
 
 
 def test_a_part_file_read_alone_has_no_label_and_says_how_to_read_it(pipeline_out: Path) -> None:
-    part = next((pipeline_out / "chunks").glob("chunker_version=md-heading-v2/*.parquet"))
+    part = next((pipeline_out / "chunks").glob("chunker_version=md-heading-v3/*.parquet"))
     rows = pq.read_table(part).to_pylist()
     assert "chunker_version" not in rows[0]
     for many, _one, _back in ADAPTERS.values():

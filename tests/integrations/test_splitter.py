@@ -112,15 +112,15 @@ def test_the_media_type_comes_from_metadata_the_name_or_the_splitter() -> None:
     assert parsed_as(html, {"file_path": "/data/page.htm"}) == {("html-v2", "hybrid-v4")}
     # A loader's extracted PDF text is plain text; unknown names are Markdown.
     assert parsed_as("Page one text.\n", {"source": "scan.pdf", "page": "3"}) == {
-        ("text-plain-v1", "md-heading-v2")
+        ("text-plain-v1", "md-heading-v3")
     }
     assert parsed_as("# Title\n\nBody.\n", {"source": "notes.rst"}) == {
-        ("md-pyromark-v1", "md-heading-v2")
+        ("md-pyromark-v1", "md-heading-v3")
     }
     forced = KebabTextSplitter(media_type="text/plain", parser_version="text-plain-v1")
-    assert parsed_as(html, {"source": "page.html"}, forced) == {("text-plain-v1", "md-heading-v2")}
+    assert parsed_as(html, {"source": "page.html"}, forced) == {("text-plain-v1", "md-heading-v3")}
     mistune = KebabTextSplitter(parser_version="md-mistune-v1")
-    assert parsed_as(MARKDOWN, {}, mistune) == {("md-mistune-v1", "md-heading-v2")}
+    assert parsed_as(MARKDOWN, {}, mistune) == {("md-mistune-v1", "md-heading-v3")}
 
 
 def test_flat_metadata_and_contextualized_text() -> None:

@@ -177,6 +177,7 @@ def hybrid_v1(ctx: Ctx) -> None:
 PROMISES: dict[str, Callable[[Ctx], None]] = {
     "md-heading-v1": md_heading_v1,
     "md-heading-v2": md_heading_v2,
+    "md-heading-v3": md_heading_v2,  # the same chunks (only embed_text differs)
     "md-header-chars-v1": md_header_chars_v1,
     "md-header-chars-v2": lambda ctx: md_header_chars_v2_promises(
         ctx.gen.source, ctx.chunks, ctx.policy

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,10 +103,31 @@ def test_cli_writes_the_report_of_a_real_output(pipeline_output: Path, tmp_path:
     assert str(target) in result.out
     dom = parse_dom(target.read_text(encoding="utf-8"))
     (labels,) = dom.by_class("labels", "table")
-    assert {"md-heading-v2", "pdf-page-v3"} <= {
+    assert {"md-heading-v3", "pdf-page-v3"} <= {
         tr.find_all(lambda n: n.tag == "td")[0].text()
         for tr in labels.find_all(lambda n: n.tag == "tr")[1:]
     }
+
+
+def test_without_matplotlib_the_report_is_written_with_a_note_per_chart(
+    synthetic_output: Path, older_output: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """matplotlib is the optional ``report`` extra ("charts in the HTML report"): without it
+    the report was refused; now every table is there and each chart is a one-line note."""
+    for name in ("matplotlib", "matplotlib.figure"):
+        monkeypatch.setitem(sys.modules, name, None)  # import fails
+    target = tmp_path / "report.html"
+    result = run_cli(
+        ["report", str(synthetic_output), "--html", str(target), "--compare", str(older_output)]
+    )
+    assert result.status == 0, result.err
+    assert "matplotlib is not installed" in result.err and result.err.count("\n") == 1
+    dom = parse_dom(target.read_text(encoding="utf-8"))
+    assert not dom.find_all(lambda n: n.tag == "svg")
+    notes = [n.text() for n in dom.by_class("note", "p") if "matplotlib" in n.text()]
+    assert len(notes) == 3  # sizes, media types, comparison overlay
+    for table in ("labels", "media", "errors", "compare"):
+        assert dom.by_class(table, "table")
 
 
 def test_cli_refuses_an_unwritable_target(synthetic_output: Path, tmp_path: Path):

@@ -65,8 +65,6 @@ _WORD = re.compile(r"\w+")
 class MdCohesionExpChunker(MdHeadingV2Chunker):
     """md-heading-v2 with cohesion-chosen cuts inside over-budget sections (experiment)."""
 
-    version = "md-cohesion-exp"
-
     def __init__(
         self,
         *,
@@ -79,6 +77,7 @@ class MdCohesionExpChunker(MdHeadingV2Chunker):
         search: str = "greedy",
     ) -> None:
         super().__init__()
+        self.version = "md-cohesion-exp"  # the engine sets md-heading-v2's label
         self.min_fraction = min_fraction
         self.window = window
         self.score = score
