@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Any, NoReturn
@@ -49,7 +47,8 @@ from kebab_chunk.cli._options import (
     default_parsers_help,
     limits_from_args,
 )
-from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
+from kebab_chunk.cli._signals import StopSignals
+from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
 from kebab_chunk.errors import KebabError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
@@ -376,48 +375,38 @@ def _unexpected(exc: BaseException) -> str:
     )
 
 
-#: Exit statuses of a run stopped by a signal (the shell's 128 + signal number).
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that it stops the run exactly as Ctrl-C does."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, say_stopped: bool = True) -> int:
     """Entry point of ``kebab-chunk run``; returns the process exit code.
 
-    SIGTERM (sent by ``timeout``, systemd, Airflow, Kubernetes) and Ctrl-C stop the run the
-    same way: one line on stderr, exit status 143 or 130, no manifest (so the output reads
-    as incomplete), the output's claim released; isolation helpers end with their worker
-    (kebab_chunk/runtime/helper.py ``die_with``).
+    SIGTERM (sent by ``timeout``, systemd, Airflow, Kubernetes) and SIGINT (Ctrl-C) stop
+    the run the same way at any moment (kebab_chunk/cli/_signals.py): one line on stderr
+    (none with ``say_stopped=False``: ``rechunk`` says its own), exit status 143 or 130,
+    no manifest (so the output reads as incomplete), the output's claim released;
+    isolation helpers end with their worker (kebab_chunk/runtime/helper.py ``die_with``).
     """
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
-    try:
-        with ExitStack() as held:  # the output claim, released once the exit code is known
-            return _main(argv, held)
-    except KeyboardInterrupt as exc:
-        how = "terminated by SIGTERM" if isinstance(exc, _Terminated) else "interrupted (Ctrl-C)"
-        print(
-            f"kebab-chunk run: error: {how}; no manifest was written, so the output is "
-            "incomplete: rerun with --overwrite.",
-            file=sys.stderr,
-        )
-        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
-    """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
     configure_logging(verbose="--verbose" in args)
+    with StopSignals() as stop:
+        try:
+            with ExitStack() as held:  # the output claim, released once the exit code is known
+                status = _main(args, held, stop)
+        except KeyboardInterrupt as exc:
+            stop.note_interrupt(exc)
+        if stop.status is None:
+            return status
+        if say_stopped:
+            print(
+                f"kebab-chunk run: error: {stop.describe()}; no manifest was written, so the "
+                "output is incomplete: rerun with --overwrite.",
+                file=sys.stderr,
+            )
+        return stop.status
+
+
+def _main(args: list[str], held: ExitStack, stop: StopSignals) -> int:
+    """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``;
+    a failure that a stop signal caused returns the signal's status, unreported."""
+    debug = "--debug" in args
     try:
         config, beam_args = parse_args(args)
         held.enter_context(claim_output(config.output, corpus=config.corpus))
@@ -430,12 +419,16 @@ def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
         print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # an unforeseen setup failure: still one sentence
+        if stop.status is not None:
+            return stop.status
         print_debug(debug)
         print(f"kebab-chunk run: error: {_unexpected(exc)}", file=sys.stderr)
         return EXIT_FAILED
     try:
         result = execute(config, beam_args, output)
     except Exception as exc:  # the runner's failure, reported in one line, not a traceback
+        if stop.status is not None:  # Beam wraps the interrupt of a step in its own error
+            return stop.status
         print_debug(debug)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         print(
