@@ -25,6 +25,7 @@ from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 __all__ = [
     "DefaultsHelpFormatter",
     "add_limit_arguments",
+    "add_merge_arguments",
     "add_parsers_argument",
     "add_policy_arguments",
     "check_filesystems",
@@ -126,12 +127,20 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
         "hf:all-MiniLM-L6-v2, hf:PATH, tiktoken:cl100k_base, tiktoken:o200k_base (short "
         "forms cl100k_base, o200k_base, all-MiniLM-L6-v2)",
     )
+    add_merge_arguments(parser)
+
+
+def add_merge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The policy's two switches (``merge_peers``, ``merge_list_items``), shared by
+    ``chunk``, ``view``, ``run`` and (through ``run``) ``rechunk``; both enter the policy
+    hash, so ``--previous`` reuses nothing chunked with the other setting."""
     parser.add_argument(
         "--no-merge-peers",
         dest="merge_peers",
         action="store_false",
         help="md-heading-v2 and hybrid-v1 to v3: keep neighbouring pieces apart "
-        "instead of merging them while they fit",
+        "instead of merging them while they fit (the stable-id setting, "
+        "docs/scheduling.md)",
     )
     parser.add_argument(
         "--no-merge-list-items",

@@ -40,6 +40,7 @@ from kebab_chunk.cli._io import print_debug
 from kebab_chunk.cli._options import (
     DefaultsHelpFormatter,
     add_limit_arguments,
+    add_merge_arguments,
     check_filesystems,
     check_tokenizer_use,
     configure_logging,
@@ -123,6 +124,7 @@ def _arg_parser() -> argparse.ArgumentParser:
         "uses it (md-heading-v1 and pdf-page-v1 count bytes-3 only, md-header-chars-v1/v2 "
         "bytes-3 or chars)",
     )
+    add_merge_arguments(p)
     p.add_argument(
         "--max-file-bytes",
         type=int,
@@ -291,7 +293,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
     if known.tokenizer is not None:
         tokenizer = canonical_tokenizer_name(known.tokenizer)
         get_tokenizer(tokenizer)  # TokenizerError: one sentence naming the valid spellings
-    fields = {
+    policy_fields: dict[str, Any] = {
         name: value
         for name, value in (
             ("target_tokens", known.target_tokens),
@@ -301,7 +303,9 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         )
         if value is not None
     }
-    policy = make_policy(**fields)
+    policy_fields["merge_peers"] = known.merge_peers
+    policy_fields["merge_list_items"] = known.merge_list_items
+    policy = make_policy(**policy_fields)
     if warning := check_tokenizer_use(labels, policy.tokenizer):  # UsageError: none uses it
         print(f"kebab-chunk run: warning: {warning}.", file=sys.stderr)
     if known.max_file_bytes <= 0:
