@@ -45,6 +45,7 @@ from apache_beam.io.filesystems import FileSystems
 from kebab_chunk.beam.claim import ClaimBusyError, claim_directory
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.cli._io import UsageError
+from kebab_chunk.cli._options import unknown_option, unknown_option_sentence
 from kebab_chunk.cli._signals import StopSignals
 from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
 from kebab_chunk.errors import KebabError, OutputDirError
@@ -131,6 +132,16 @@ def _refuse_chosen_options(rest: Sequence[str]) -> None:
             )
 
 
+def _refuse_unknown_options(args: Sequence[str]) -> None:
+    """A typo (``--rnus``) is named with the option meant, before "--runs is required";
+    run's and Beam's options are known too, those rechunk sets itself are not."""
+    from kebab_chunk.cli.run import UNKNOWN_ELSE, known_options
+
+    known = (known_options() - set(_CHOSEN)) | set(_arg_parser()._option_string_actions)
+    if typo := unknown_option(args, known):
+        raise UsageError(unknown_option_sentence(*typo, UNKNOWN_ELSE))
+
+
 def read_latest(runs: str) -> str | None:
     """The run ``runs/latest`` names (normalised), or None when there is no pointer."""
     pointer = f"{runs}/{LATEST_NAME}"
@@ -156,7 +167,9 @@ def _exists(path: str) -> bool:
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(f"{_PROG}: error: {message.rstrip().rstrip('.')}.\n")
+    text = message.rstrip()
+    end = "" if text.endswith("?") else "."
+    sys.stderr.write(f"{_PROG}: error: {text.rstrip('.')}{end}\n")
 
 
 def main(argv: Sequence[str], *, now: Callable[[], datetime] | None = None) -> int:
@@ -178,8 +191,9 @@ def _claimed(args: list[str], now: Callable[[], datetime]) -> int:
     """Parse, claim ``--runs``, rechunk under the claim."""
     debug = "--debug" in args
     try:
+        _refuse_chosen_options(args)
+        _refuse_unknown_options(args)
         known, rest = _arg_parser().parse_known_args(args)
-        _refuse_chosen_options(rest)
         runs = _normalise(known.runs)
         if debug:
             rest.append("--debug")  # kebab-chunk run's own option

@@ -47,6 +47,8 @@ from kebab_chunk.cli._options import (
     default_chunkers_help,
     default_parsers_help,
     limits_from_args,
+    unknown_option,
+    unknown_option_sentence,
 )
 from kebab_chunk.cli._signals import StopSignals
 from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -56,7 +58,7 @@ from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
-__all__ = ["main", "parse_args"]
+__all__ = ["UNKNOWN_ELSE", "known_options", "main", "parse_args"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -245,12 +247,10 @@ def _limit_fields(known: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _check_beam_args(beam_args: Sequence[str]) -> None:
-    """Refuse arguments no Beam option knows, instead of Beam's silent discard."""
-    try:
-        from apache_beam.options.pipeline_options import _BeamArgumentParser
-    except ImportError:  # pragma: no cover - a future Beam without the private parser
-        return
+def _beam_parser() -> argparse.ArgumentParser:
+    """A parser of every registered Beam pipeline option that refuses what it does not
+    know (one sentence), instead of Beam's silent discard."""
+    from apache_beam.options.pipeline_options import _BeamArgumentParser
 
     class _Strict(_BeamArgumentParser):
         def error(self, message: str) -> NoReturn:
@@ -262,12 +262,28 @@ def _check_beam_args(beam_args: Sequence[str]) -> None:
         seen.setdefault(str(cls), cls)
     for cls in seen.values():
         cls._add_argparse_args(parser)
-    _, unknown = parser.parse_known_args(list(beam_args))
+    return parser
+
+
+def known_options() -> set[str]:
+    """Every option ``run`` takes: its own and Apache Beam's."""
+    return {
+        *_arg_parser()._option_string_actions,
+        *_beam_parser()._option_string_actions,
+    }
+
+
+#: How an unknown option without a close known one is reported.
+UNKNOWN_ELSE = (
+    " (neither a kebab-chunk nor an Apache Beam option); run with --help for the options."
+)
+
+
+def _check_beam_args(beam_args: Sequence[str]) -> None:
+    """Refuse arguments no Beam option knows, and bad values of Beam options."""
+    _, unknown = _beam_parser().parse_known_args(list(beam_args))
     if unknown:
-        raise UsageError(
-            f"unknown option {unknown[0]!r} (neither a kebab-chunk nor an Apache Beam "
-            "option); run with --help for the options."
-        )
+        raise UsageError(f"unknown option {unknown[0]!r}{UNKNOWN_ELSE}")
 
 
 def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
@@ -276,6 +292,8 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
     Raises UsageError (or a KebabError) with one sentence on any bad value; does not
     touch the output directory.
     """
+    if typo := unknown_option(argv, known_options()):  # before "--output is required"
+        raise UsageError(unknown_option_sentence(*typo, UNKNOWN_ELSE))
     known, beam_args = _arg_parser().parse_known_args(list(argv))
     check_filesystems(
         {"--input": known.input, "--output": known.output, "--previous": known.previous}
