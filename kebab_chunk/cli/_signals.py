@@ -22,10 +22,10 @@ from types import FrameType, TracebackType
 
 from kebab_chunk.cli.exits import EXIT_SIGINT, EXIT_SIGTERM
 
-__all__ = ["StopSignals", "Terminated"]
+__all__ = ["StopSignals"]
 
 
-class Terminated(KeyboardInterrupt):
+class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so that it stops the run exactly as Ctrl-C does."""
 
 
@@ -62,7 +62,7 @@ class StopSignals:
         if self.signum is None:
             self.signum = signum
             logging.disable(logging.CRITICAL)  # Beam logs the interrupted step's traceback
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        raise _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
     @property
     def status(self) -> int | None:
@@ -76,7 +76,7 @@ class StopSignals:
         """Record an interrupt that did not pass through the handler (one raised before it
         was installed, or outside the main thread)."""
         if self.signum is None:
-            self.signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+            self.signum = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT
 
     def describe(self) -> str:
         """How the command was stopped, for its one line."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -53,12 +54,25 @@ from kebab_chunk.cli._options import (
 from kebab_chunk.cli._signals import StopSignals
 from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
-from kebab_chunk.errors import KebabError, UsageError
+from kebab_chunk.errors import KebabError, RunSetupError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
 __all__ = ["UNKNOWN_ELSE", "known_options", "main", "parse_args"]
+
+
+def _no_download_notice(record: logging.LogRecord) -> bool:
+    """Drop Beam's six-line warning before it downloads a job server jar from Maven Central,
+    unless --verbose: when the download fails, the run's one sentence names the jar and
+    what to do (kebab_chunk/beam/job_service.py); when it works, the jar is cached."""
+    return (
+        "downloading dependencies from a public repository" not in record.getMessage()
+        or logging.getLogger().getEffectiveLevel() <= logging.INFO
+    )
+
+
+logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_no_download_notice)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -448,6 +462,10 @@ def _main(args: list[str], held: ExitStack, stop: StopSignals) -> int:
         return EXIT_FAILED
     try:
         result = execute(config, beam_args, output)
+    except RunSetupError as exc:  # the runner's job service cannot be reached or started
+        print_debug(debug)
+        print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # the runner's failure, reported in one line, not a traceback
         if stop.status is not None:  # Beam wraps the interrupt of a step in its own error
             return stop.status
