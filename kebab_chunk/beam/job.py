@@ -35,8 +35,8 @@ from kebab_chunk.beam.incremental import (
     load_previous,
     reuse_previous,
 )
-from kebab_chunk.beam.locations import CorpusLocation, prepare_output
 from kebab_chunk.beam.job_service import check_job_endpoint, job_server_jar_error
+from kebab_chunk.beam.locations import CorpusLocation, prepare_output
 from kebab_chunk.beam.manifest import run_info
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
 from kebab_chunk.beam.progress import (

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-import grpc
+import grpc  # type: ignore[import-untyped]  # no stubs shipped
 from apache_beam.options.pipeline_options import PipelineOptions, PortableOptions
 from apache_beam.runners.portability.portable_runner import PortableRunner
 
