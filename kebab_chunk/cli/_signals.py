@@ -126,7 +126,7 @@ class StopSignals:
     def status(self) -> int | None:
         """143 after SIGTERM, 130 after SIGINT (or a ``KeyboardInterrupt`` noted with
         :meth:`note_interrupt`), None while no signal arrived."""
-        if self.signum is None:
+        if not self._stopping():
             return None
         return EXIT_SIGTERM if self.signum == signal.SIGTERM else EXIT_SIGINT
 
