@@ -35,6 +35,7 @@ from kebab_chunk.beam.incremental import (
     load_previous,
     reuse_previous,
 )
+from kebab_chunk.beam.job_service import check_job_endpoint, job_server_jar_error
 from kebab_chunk.beam.locations import CorpusLocation, prepare_output
 from kebab_chunk.beam.manifest import run_info
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
@@ -222,18 +223,26 @@ def execute(config: RunConfig, beam_args: Sequence[str], output: str) -> Pipelin
     On a terminal (not in CI) a progress bar shows files done of the files the run will
     read, the rate, the ETA and failed files; on runners whose workers run elsewhere, the
     elapsed time (kebab_chunk/beam/progress.py). The DirectRunner's worker processes log
-    at the launcher's level unless ``--default_sdk_harness_log_level`` is given.
+    at the launcher's level unless ``--default_sdk_harness_log_level`` is given. A job
+    service that cannot be reached or started is a RunSetupError in one sentence
+    (kebab_chunk/beam/job_service.py).
     """
     options = PipelineOptions(list(beam_args))
     if quiet := worker_log_args(options):
         options = PipelineOptions([*beam_args, *quiet])
     p = beam.Pipeline(options=options)
     build_pipeline(p, config, output)
+    check_job_endpoint(p.runner, options)  # RunSetupError: nothing answers there
 
     def count() -> int | None:
         return count_selected_files(config.corpus, config.corpus_filter)
 
     with launch_progress(options, count) as progress, progress.activate():
-        result = p.run()
+        try:
+            result = p.run()
+        except (RuntimeError, ValueError) as exc:
+            if (error := job_server_jar_error(exc, options)) is not None:
+                raise error from exc
+            raise
         result.wait_until_finish()
     return result

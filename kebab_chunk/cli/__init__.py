@@ -21,7 +21,12 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from kebab_chunk.cli._io import UsageError, print_debug
-from kebab_chunk.cli._options import DefaultsHelpFormatter, configure_logging
+from kebab_chunk.cli._options import (
+    DefaultsHelpFormatter,
+    configure_logging,
+    unknown_option,
+    unknown_option_sentence,
+)
 from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_chunkers
 from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
 from kebab_chunk.cli.eval import add_eval_parser, cmd_eval
@@ -61,6 +66,20 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"kebab-chunk: {message}; see '{self.prog} --help'.\n")
         raise SystemExit(EXIT_USAGE)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """A sub-command's unknown option is named first, with the option it is close to
+        (``--ouput``: did you mean ``--output``?), not as a missing required option."""
+        if args is not None and self._subparsers is None:
+            typo = unknown_option(args, self._option_string_actions, abbrev=self.allow_abbrev)
+            if typo is not None and typo[1] is not None:
+                sys.stderr.write(f"kebab-chunk: {unknown_option_sentence(*typo, '')}\n")
+                raise SystemExit(EXIT_USAGE)
+            if typo is not None:
+                self.error(f"unknown option {typo[0]!r}")
+        return super().parse_known_args(args, namespace)
 
 
 def _build_parser() -> _Parser:

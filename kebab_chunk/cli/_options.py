@@ -10,8 +10,10 @@ sentence before anything runs; and where log records go (``--verbose``).
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import sys
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, check_tokenizer_use
@@ -25,6 +27,7 @@ from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 __all__ = [
     "DefaultsHelpFormatter",
     "add_limit_arguments",
+    "add_merge_arguments",
     "add_parsers_argument",
     "add_policy_arguments",
     "check_filesystems",
@@ -35,6 +38,8 @@ __all__ = [
     "limits_from_args",
     "parse_error_sentence",
     "policy_from_args",
+    "unknown_option",
+    "unknown_option_sentence",
 ]
 
 
@@ -126,12 +131,20 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
         "hf:all-MiniLM-L6-v2, hf:PATH, tiktoken:cl100k_base, tiktoken:o200k_base (short "
         "forms cl100k_base, o200k_base, all-MiniLM-L6-v2)",
     )
+    add_merge_arguments(parser)
+
+
+def add_merge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The policy's two switches (``merge_peers``, ``merge_list_items``), shared by
+    ``chunk``, ``view``, ``run`` and (through ``run``) ``rechunk``; both enter the policy
+    hash, so ``--previous`` reuses nothing chunked with the other setting."""
     parser.add_argument(
         "--no-merge-peers",
         dest="merge_peers",
         action="store_false",
         help="md-heading-v2 and hybrid-v1 to v3: keep neighbouring pieces apart "
-        "instead of merging them while they fit",
+        "instead of merging them while they fit (the stable-id setting, "
+        "docs/scheduling.md)",
     )
     parser.add_argument(
         "--no-merge-list-items",
@@ -268,3 +281,35 @@ def configure_logging(verbose: bool) -> None:
     handler.setLevel(logging.NOTSET if verbose else logging.WARNING)
     if verbose and root.getEffectiveLevel() > logging.INFO:
         root.setLevel(logging.INFO)
+
+
+def unknown_option(
+    args: Sequence[str], known: Collection[str], *, abbrev: bool = False
+) -> tuple[str, str | None] | None:
+    """The first ``--option`` in ``args`` (before ``--``) that none of ``known`` is, with
+    the known option closest to it (None if none is close); None when every one is known.
+
+    Checked before argparse parses, because argparse reports a missing required option
+    first: a typo ``--ouput`` read as "--output is required". ``abbrev``: a prefix of a
+    known option is argparse's to accept (or to call ambiguous), not unknown.
+    """
+    for arg in args:
+        if arg == "--":
+            break
+        if not arg.startswith("--") or len(arg) < 3:
+            continue
+        name = arg.split("=", 1)[0]
+        if name in known or (abbrev and any(k.startswith(name) for k in known)):
+            continue
+        bare = {k.lstrip("-"): k for k in known if k.startswith("--")}
+        close = difflib.get_close_matches(name.lstrip("-"), bare, n=1, cutoff=0.75)
+        return name, bare[close[0]] if close else None
+    return None
+
+
+def unknown_option_sentence(name: str, close: str | None, otherwise: str) -> str:
+    """``unknown option '--ouput'; did you mean '--output'?``, or ``otherwise`` after the
+    name when no known option is close."""
+    if close is not None:
+        return f"unknown option {name!r}; did you mean {close!r}?"
+    return f"unknown option {name!r}{otherwise}"

@@ -46,7 +46,9 @@ from apache_beam.io.filesystems import FileSystems
 from kebab_chunk.beam.claim import ClaimBusyError, claim_directory
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.cli._io import UsageError
-from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_USAGE
+from kebab_chunk.cli._options import unknown_option, unknown_option_sentence
+from kebab_chunk.cli._signals import StopSignals
+from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
 from kebab_chunk.errors import KebabError, OutputDirError
 from kebab_chunk.output.diff import diff_outputs
 from kebab_chunk.output.finished import open_output
@@ -132,6 +134,16 @@ def _refuse_chosen_options(rest: Sequence[str]) -> None:
             )
 
 
+def _refuse_unknown_options(args: Sequence[str]) -> None:
+    """A typo (``--rnus``) is named with the option meant, before "--runs is required";
+    run's and Beam's options are known too, those rechunk sets itself are not."""
+    from kebab_chunk.cli.run import UNKNOWN_ELSE, known_options
+
+    known = (known_options() - set(_CHOSEN)) | set(_arg_parser()._option_string_actions)
+    if typo := unknown_option(args, known):
+        raise UsageError(unknown_option_sentence(*typo, UNKNOWN_ELSE))
+
+
 def read_latest(runs: str) -> str | None:
     """The run ``runs/latest`` names (normalised), or None when there is no pointer.
 
@@ -177,16 +189,33 @@ def _exists(path: str) -> bool:
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(f"{_PROG}: error: {message.rstrip().rstrip('.')}.\n")
+    text = message.rstrip()
+    end = "" if text.endswith("?") else "."
+    sys.stderr.write(f"{_PROG}: error: {text.rstrip('.')}{end}\n")
 
 
 def main(argv: Sequence[str], *, now: Callable[[], datetime] | None = None) -> int:
-    """Run ``kebab-chunk rechunk``; returns the exit status (module docstring)."""
-    args = list(argv)
+    """Run ``kebab-chunk rechunk``; returns the exit status (module docstring).
+
+    SIGTERM and SIGINT at any moment: one line, exit status 143 / 130, ``latest`` unchanged
+    (kebab_chunk/cli/_signals.py; the run itself stops as ``kebab-chunk run`` does).
+    """
+    with StopSignals() as stop:
+        try:
+            return _claimed(list(argv), now or (lambda: datetime.now(UTC)))
+        except KeyboardInterrupt as exc:
+            stop.note_interrupt(exc)
+        _say(f"{stop.describe()}; nothing was published")
+        return stop.status or EXIT_SIGINT
+
+
+def _claimed(args: list[str], now: Callable[[], datetime]) -> int:
+    """Parse, claim ``--runs``, rechunk under the claim."""
     debug = "--debug" in args
     try:
+        _refuse_chosen_options(args)
+        _refuse_unknown_options(args)
         known, rest = _arg_parser().parse_known_args(args)
-        _refuse_chosen_options(rest)
         runs = _normalise(known.runs)
         if debug:
             rest.append("--debug")  # kebab-chunk run's own option
@@ -201,11 +230,7 @@ def main(argv: Sequence[str], *, now: Callable[[], datetime] | None = None) -> i
         _say(str(exc))
         return EXIT_USAGE
     with claim:
-        try:
-            return _rechunk(known.corpus, runs, rest, now or (lambda: datetime.now(UTC)), debug)
-        except KeyboardInterrupt:
-            _say(f"interrupted; {runs}/{LATEST_NAME} was not changed")
-            return 130
+        return _rechunk(known.corpus, runs, rest, now, debug)
 
 
 def _rechunk(
@@ -238,14 +263,18 @@ def _rechunk(
     run_argv = [*inputs, "--output", run_dir, *rest]
     if previous is not None:
         run_argv += ["--previous", previous]
-    status: int = run_main(run_argv)
+    status: int = run_main(run_argv, say_stopped=False)
     kept = (
         f"{runs}/{LATEST_NAME} still names {previous!r}" if previous else "no pointer was written"
     )
+    if status != 0 and _is_local(run_dir):
+        with contextlib.suppress(OSError):
+            os.rmdir(run_dir)  # only when the run left it empty
+    if status in (EXIT_SIGINT, EXIT_SIGTERM):
+        how = "terminated by SIGTERM" if status == EXIT_SIGTERM else "interrupted (SIGINT)"
+        _say(f"{how}; the run into {run_dir!r} did not finish (no manifest) and {kept}")
+        return status
     if status != 0:
-        if _is_local(run_dir):
-            with contextlib.suppress(OSError):
-                os.rmdir(run_dir)  # only when the run left it empty
         if status != EXIT_USAGE:  # a usage error was already said in one sentence
             _say(f"the run into {run_dir!r} failed (exit status {status}); {kept}")
         return status

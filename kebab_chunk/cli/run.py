@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
-import signal
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Any, NoReturn
@@ -42,21 +41,38 @@ from kebab_chunk.cli._io import print_debug
 from kebab_chunk.cli._options import (
     DefaultsHelpFormatter,
     add_limit_arguments,
+    add_merge_arguments,
     check_filesystems,
     check_tokenizer_use,
     configure_logging,
     default_chunkers_help,
     default_parsers_help,
     limits_from_args,
+    unknown_option,
+    unknown_option_sentence,
 )
-from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
+from kebab_chunk.cli._signals import StopSignals
+from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from kebab_chunk.corpus import SKIPPED_FOLDERS, CorpusFilter
-from kebab_chunk.errors import KebabError, UsageError
+from kebab_chunk.errors import KebabError, RunSetupError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
-__all__ = ["main", "parse_args"]
+__all__ = ["UNKNOWN_ELSE", "known_options", "main", "parse_args"]
+
+
+def _no_download_notice(record: logging.LogRecord) -> bool:
+    """Drop Beam's six-line warning before it downloads a job server jar from Maven Central,
+    unless --verbose: when the download fails, the run's one sentence names the jar and
+    what to do (kebab_chunk/beam/job_service.py); when it works, the jar is cached."""
+    return (
+        "downloading dependencies from a public repository" not in record.getMessage()
+        or logging.getLogger().getEffectiveLevel() <= logging.INFO
+    )
+
+
+logging.getLogger("apache_beam.utils.subprocess_server").addFilter(_no_download_notice)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,6 +140,7 @@ def _arg_parser() -> argparse.ArgumentParser:
         "uses it (md-heading-v1 and pdf-page-v1 count bytes-3 only, md-header-chars-v1/v2 "
         "bytes-3 or chars)",
     )
+    add_merge_arguments(p)
     p.add_argument(
         "--max-file-bytes",
         type=int,
@@ -260,12 +277,10 @@ def _limit_fields(known: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _check_beam_args(beam_args: Sequence[str]) -> None:
-    """Refuse arguments no Beam option knows, instead of Beam's silent discard."""
-    try:
-        from apache_beam.options.pipeline_options import _BeamArgumentParser
-    except ImportError:  # pragma: no cover - a future Beam without the private parser
-        return
+def _beam_parser() -> argparse.ArgumentParser:
+    """A parser of every registered Beam pipeline option that refuses what it does not
+    know (one sentence), instead of Beam's silent discard."""
+    from apache_beam.options.pipeline_options import _BeamArgumentParser
 
     class _Strict(_BeamArgumentParser):
         def error(self, message: str) -> NoReturn:
@@ -277,12 +292,28 @@ def _check_beam_args(beam_args: Sequence[str]) -> None:
         seen.setdefault(str(cls), cls)
     for cls in seen.values():
         cls._add_argparse_args(parser)
-    _, unknown = parser.parse_known_args(list(beam_args))
+    return parser
+
+
+def known_options() -> set[str]:
+    """Every option ``run`` takes: its own and Apache Beam's."""
+    return {
+        *_arg_parser()._option_string_actions,
+        *_beam_parser()._option_string_actions,
+    }
+
+
+#: How an unknown option without a close known one is reported.
+UNKNOWN_ELSE = (
+    " (neither a kebab-chunk nor an Apache Beam option); run with --help for the options."
+)
+
+
+def _check_beam_args(beam_args: Sequence[str]) -> None:
+    """Refuse arguments no Beam option knows, and bad values of Beam options."""
+    _, unknown = _beam_parser().parse_known_args(list(beam_args))
     if unknown:
-        raise UsageError(
-            f"unknown option {unknown[0]!r} (neither a kebab-chunk nor an Apache Beam "
-            "option); run with --help for the options."
-        )
+        raise UsageError(f"unknown option {unknown[0]!r}{UNKNOWN_ELSE}")
 
 
 def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
@@ -291,6 +322,8 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
     Raises UsageError (or a KebabError) with one sentence on any bad value; does not
     touch the output directory.
     """
+    if typo := unknown_option(argv, known_options()):  # before "--output is required"
+        raise UsageError(unknown_option_sentence(*typo, UNKNOWN_ELSE))
     known, beam_args = _arg_parser().parse_known_args(list(argv))
     check_filesystems(
         {"--input": known.input, "--output": known.output, "--previous": known.previous}
@@ -308,7 +341,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
     if known.tokenizer is not None:
         tokenizer = canonical_tokenizer_name(known.tokenizer)
         get_tokenizer(tokenizer)  # TokenizerError: one sentence naming the valid spellings
-    fields = {
+    policy_fields: dict[str, Any] = {
         name: value
         for name, value in (
             ("target_tokens", known.target_tokens),
@@ -318,7 +351,9 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         )
         if value is not None
     }
-    policy = make_policy(**fields)
+    policy_fields["merge_peers"] = known.merge_peers
+    policy_fields["merge_list_items"] = known.merge_list_items
+    policy = make_policy(**policy_fields)
     if warning := check_tokenizer_use(labels, policy.tokenizer):  # UsageError: none uses it
         print(f"kebab-chunk run: warning: {warning}.", file=sys.stderr)
     if known.max_file_bytes <= 0:
@@ -397,48 +432,38 @@ def _unexpected(exc: BaseException) -> str:
     )
 
 
-#: Exit statuses of a run stopped by a signal (the shell's 128 + signal number).
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that it stops the run exactly as Ctrl-C does."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, say_stopped: bool = True) -> int:
     """Entry point of ``kebab-chunk run``; returns the process exit code.
 
-    SIGTERM (sent by ``timeout``, systemd, Airflow, Kubernetes) and Ctrl-C stop the run the
-    same way: one line on stderr, exit status 143 or 130, no manifest (so the output reads
-    as incomplete), the output's claim released; isolation helpers end with their worker
-    (kebab_chunk/runtime/helper.py ``die_with``).
+    SIGTERM (sent by ``timeout``, systemd, Airflow, Kubernetes) and SIGINT (Ctrl-C) stop
+    the run the same way at any moment (kebab_chunk/cli/_signals.py): one line on stderr
+    (none with ``say_stopped=False``: ``rechunk`` says its own), exit status 143 or 130,
+    no manifest (so the output reads as incomplete), the output's claim released;
+    isolation helpers end with their worker (kebab_chunk/runtime/helper.py ``die_with``).
     """
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
-    try:
-        with ExitStack() as held:  # the output claim, released once the exit code is known
-            return _main(argv, held)
-    except KeyboardInterrupt as exc:
-        how = "terminated by SIGTERM" if isinstance(exc, _Terminated) else "interrupted (Ctrl-C)"
-        print(
-            f"kebab-chunk run: error: {how}; no manifest was written, so the output is "
-            "incomplete: rerun with --overwrite.",
-            file=sys.stderr,
-        )
-        return EXIT_SIGTERM if isinstance(exc, _Terminated) else EXIT_SIGINT
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
-    """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
     configure_logging(verbose="--verbose" in args)
+    with StopSignals() as stop:
+        try:
+            with ExitStack() as held:  # the output claim, released once the exit code is known
+                status = _main(args, held, stop)
+        except KeyboardInterrupt as exc:
+            stop.note_interrupt(exc)
+        if stop.status is None:
+            return status
+        if say_stopped:
+            print(
+                f"kebab-chunk run: error: {stop.describe()}; no manifest was written, so the "
+                "output is incomplete: rerun with --overwrite.",
+                file=sys.stderr,
+            )
+        return stop.status
+
+
+def _main(args: list[str], held: ExitStack, stop: StopSignals) -> int:
+    """``main``, with the claim on the output (kebab_chunk/beam/claim.py) kept in ``held``;
+    a failure that a stop signal caused returns the signal's status, unreported."""
+    debug = "--debug" in args
     try:
         config, beam_args = parse_args(args)
         held.enter_context(claim_output(config.output, corpus=config.corpus))
@@ -451,12 +476,20 @@ def _main(argv: Sequence[str] | None, held: ExitStack) -> int:
         print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # an unforeseen setup failure: still one sentence
+        if stop.status is not None:
+            return stop.status
         print_debug(debug)
         print(f"kebab-chunk run: error: {_unexpected(exc)}", file=sys.stderr)
         return EXIT_FAILED
     try:
         result = execute(config, beam_args, output)
+    except RunSetupError as exc:  # the runner's job service cannot be reached or started
+        print_debug(debug)
+        print(f"kebab-chunk run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # the runner's failure, reported in one line, not a traceback
+        if stop.status is not None:  # Beam wraps the interrupt of a step in its own error
+            return stop.status
         print_debug(debug)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         print(

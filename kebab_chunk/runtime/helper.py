@@ -13,6 +13,7 @@ import logging
 import os
 import pickle
 import select
+import signal
 import socket
 import struct
 import threading
@@ -163,8 +164,11 @@ def helper_main(
     The guard comes after the setup (which imports the parsers and chunkers), so
     ``max_memory_mb`` is what one document may add, not what the code needs to load. Ends
     when the worker closes its end of the socket, or at once when the worker process
-    ``worker_pid`` ends (:func:`die_with`).
+    ``worker_pid`` ends (:func:`die_with`). SIGINT is ignored: Ctrl-C reaches every process
+    of the terminal's process group, and the worker's stop ends the helper anyway; without
+    this, a helper busy on a document would print a ``KeyboardInterrupt`` traceback.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if worker_pid is not None:
         die_with(worker_pid)
     # A Rust extension (pyromark) that runs out of memory under the guard panics; printing a

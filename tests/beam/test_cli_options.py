@@ -191,3 +191,38 @@ def test_the_summary_shows_skipped_and_inconsistent_files_apart() -> None:
     broken = {**accounting, "files_matched": 11, "inconsistent": 2, "closes": False}
     line = _summary({"counts": counts, "accounting": broken}, "out").splitlines()[1]
     assert line.endswith("(DOES NOT CLOSE; 2 inconsistent: accounting.inconsistent_files)")
+
+
+def test_no_merge_peers_gives_the_chunk_commands_records_and_is_not_reused_across(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tiny_corpus: Path,
+    tmp_path: Path,
+) -> None:
+    """Issue 29.12: ``run --no-merge-peers`` (the stable-id setting docs/scheduling.md
+    recommends) chunks as ``chunk --no-merge-peers`` does, and a run with the other setting
+    reuses none of its documents through --previous (the switch is in the policy hash)."""
+    from kebab_chunk.cli import main as cli_main
+
+    label = ["--chunkers", "md-heading-v2"]
+    base = ["--input", str(tiny_corpus), *label, *QUIET]
+    packed_out, apart_out = tmp_path / "packed", tmp_path / "apart"
+    assert main([*base, "--output", str(packed_out)]) == 0
+    assert (
+        main([*base, "--output", str(apart_out), "--previous", str(packed_out), "--no-merge-peers"])
+        == 0
+    )
+    capsys.readouterr()
+    monkeypatch.chdir(tiny_corpus)
+    assert (
+        cli_main(["chunk", "installation.md", "--chunker", "md-heading-v2", "--no-merge-peers"])
+        == 0
+    )
+    expected = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    apart = [c for c in output_chunks(apart_out) if c.source_uri == "installation.md"]
+    packed = [c for c in output_chunks(packed_out) if c.source_uri == "installation.md"]
+    assert sorted(c.chunk_id for c in apart) == sorted(r["chunk_id"] for r in expected)
+    assert len(packed) < len(apart)  # peers merge in this file by default
+    manifest = json.loads((apart_out / "manifest.json").read_text())
+    assert manifest["policy"]["merge_peers"] is False
+    assert manifest["incremental"]["documents"]["reused"] == 0

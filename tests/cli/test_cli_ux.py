@@ -326,3 +326,43 @@ def test_verbose_and_debug_may_go_anywhere(
     assert main(["--verbose", "chunkers"]) == 0
     assert main(["chunkers", "--verbose"]) == 0
     assert "md-heading-v1" in capsys.readouterr().out
+
+
+# --- typos -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "typo", "meant"),
+    [
+        # run: before "--output is required", and Beam's options are candidates too
+        (["run", "--input", "fixtures/corpus", "--ouput", "out/x"], "--ouput", "--output"),
+        (
+            ["run", "--input", "fixtures/corpus", "--output", "o", "--runer=X"],
+            "--runer",
+            "--runner",
+        ),
+        (["rechunk", "--corpus", "fixtures/corpus", "--rnus", "r"], "--rnus", "--runs"),
+        (["rechunk", "--corpsu", "c", "--runs", "r"], "--corpsu", "--corpus"),
+        (
+            ["rechunk", "--corpus", "c", "--runs", "r", "--taget-tokens=9"],
+            "--taget-tokens",
+            "--target-tokens",
+        ),
+        (["chunk", "README.md", "--chuner", "md-heading-v2"], "--chuner", "--chunker"),
+        (["diff", "a", "b", "--jsno"], "--jsno", "--json"),
+    ],
+)
+def test_an_unknown_option_close_to_a_known_one_is_named_with_it(
+    capsys: pytest.CaptureFixture[str], argv: list[str], typo: str, meant: str
+) -> None:
+    """Issue 29.17: a typo is reported as the typo, with the option meant, exit 2; never as
+    a missing required option."""
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # the sub-commands' parser exits with the status
+        status = int(exc.code or 0)
+    assert status == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"unknown option '{typo}'; did you mean '{meant}'?" in err
+    assert "required" not in err

@@ -348,3 +348,16 @@ def test_a_dangling_or_folder_latest_is_refused(
     message = _assert_one_sentence(capsys.readouterr().err)
     assert f"'{latest}' is a folder" in message
     assert sorted(os.listdir(runs)) == [rechunk.LATEST_NAME]  # no run was started
+
+
+def test_no_merge_peers_is_passed_to_the_run_and_reuses_nothing_packed(tmp_path: Path) -> None:
+    """Issue 29.12: the stable-id setting docs/scheduling.md recommends; a rechunk with it
+    after one without re-chunks every document (another policy)."""
+    corpus, runs = write_corpus(tmp_path / "corpus", 3), tmp_path / "runs"
+    assert _rechunk(corpus, runs, FIRST) == 0
+    assert _rechunk(corpus, runs, SECOND, "--no-merge-peers") == 0
+    manifest = _manifest(runs / SECOND)
+    assert manifest["policy"]["merge_peers"] is False
+    assert manifest["incremental"]["previous_output"] == str(runs / FIRST)
+    assert manifest["incremental"]["documents"][REUSED] == 0
+    assert _latest(runs) == f"{runs / SECOND}\n"

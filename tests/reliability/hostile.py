@@ -4,18 +4,23 @@ They live in a module (not inside a test function) because the pipeline sends th
 helper processes by reference: a helper imports this module to run them. The document's
 text chooses the behaviour: ``ALLOC`` / ``GREEDY`` allocate 4 GiB at once (the memory
 guard must refuse it), ``HANG`` busy-loops without ever yielding, ``CRASH`` kills the
-helper process; anything else is handled normally.
+helper process; anything else is handled normally. ``SlowParsers`` parses as the default
+choice does, except a document starting with ``SLOW <path>``: it creates ``<path>`` (so a
+test knows a helper is busy on it) and sleeps, as a long parse of a real corpus does.
 """
 
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
-from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.registry import ParserChoice, parse_document
 
-__all__ = ["HOSTILE_LABEL", "HostileChunker", "greedy_parse"]
+__all__ = ["HOSTILE_LABEL", "HostileChunker", "SlowParsers", "greedy_parse"]
 
 HOSTILE_LABEL = "hostile-test-v0"
 _FOUR_GIB = 4 * 1024**3
@@ -51,3 +56,20 @@ class HostileChunker:
         if "CRASH" in text:
             os._exit(23)
         return []
+
+
+@dataclass(frozen=True)
+class SlowParsers(ParserChoice):
+    """The default parsers, but ``SLOW <marker path>`` creates the marker and sleeps 10 min."""
+
+    def __call__(
+        self,
+        raw: bytes,
+        source_uri: str,
+        media_type: str | None = None,
+        limits: ParseLimits = DEFAULT_LIMITS,
+    ) -> CanonicalDocument:
+        if raw.startswith(b"SLOW "):
+            Path(raw[5:].decode().strip()).touch()
+            time.sleep(600)
+        return super().__call__(raw, source_uri, media_type, limits)
