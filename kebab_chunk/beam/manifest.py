@@ -23,7 +23,8 @@ cannot disagree. The manifest waits for the documents files like it waits for ev
 part file.
 
 Everything outside ``run_info`` is a function of the corpus bytes, their relative paths,
-the options that shape output and the package version; ``run_info`` holds the where and
+the options that shape output and the package version (and, for the part files' ``bytes``
+and ``blake3``, the Parquet writer, whose version string each file holds); ``run_info`` holds the where and
 when (paths, runner options, timestamps, library versions).
 """
 

@@ -33,7 +33,7 @@ quiet_beam()
 
 pytestmark = pytest.mark.slow
 
-MD = "chunks/chunker_version=md-heading-v2"
+MD = "chunks/chunker_version=md-heading-v3"
 
 
 def _run(corpus: Path, out: Path, *extra: str) -> int:
@@ -60,7 +60,7 @@ def multipart(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _largest_md_part(out: Path) -> str:
-    """The listed md-heading-v2 part file with the most rows."""
+    """The listed md-heading-v3 part file with the most rows."""
     entries = [e for e in _manifest(out)["outputs"]["chunks"] if e["path"].startswith(MD)]
     return str(max(entries, key=lambda e: e["rows"])["path"])
 
