@@ -38,8 +38,9 @@ __all__ = ["HeadingRule", "embed_text", "heading_rule_of", "open_headings", "wit
 #: ``"first-line"``: the innermost heading, when the text's first line is it (ATX, setext
 #: or plain). ``"leading"``: the headings the text opens with that are still open after
 #: the last of them (:func:`open_headings`), as far as the heading path ends with their
-#: titles (whitespace runs collapsed); a text that opens with no heading line is treated
-#: as under ``"first-line"``.
+#: titles (whitespace runs collapsed), or with a prefix of a title (md-heading-v3 records a
+#: heading line over its bound cut to a prefix, ``_context.bound_line``); a text that opens
+#: with no heading line is treated as under ``"first-line"``.
 HeadingRule = Literal["first-line", "leading"]
 
 #: An ATX heading line (``## Title``, optional closing ``#``s) or the first line of a setext
@@ -111,10 +112,16 @@ def _unrepeated(headings: Sequence[str], text: str, rule: HeadingRule) -> Sequen
             return headings[:-1]
         return headings
     keep = len(headings)
-    while keep and opened and _norm(headings[keep - 1]) == opened[-1]:
+    while keep and opened and _names(opened[-1], _norm(headings[keep - 1])):
         keep -= 1
         opened.pop()
     return headings[:keep]
+
+
+def _names(title: str, line: str) -> bool:
+    """Whether the text's opening heading ``title`` is the heading path ``line``: the same
+    title, or the title cut to ``line`` (a heading line over md-heading-v3's bound)."""
+    return title == line or (bool(line) and title.startswith(line))
 
 
 def embed_text(chunk: Chunk, rule: HeadingRule = "first-line") -> str:

@@ -44,10 +44,11 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from kebab_chunk._quote import quote, quote_all
+from kebab_chunk._quote import quote_all
+from kebab_chunk.chunkers._context import Count, LineBound, bound_line, fitting_prefix
 from kebab_chunk.chunkers._separators import join_gap, newline_style
 from kebab_chunk.chunkers._slices import joined_spans, list_items_from_spans
 from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
@@ -75,9 +76,6 @@ __all__ = [
 VERSION = "hybrid-v2"
 _log = logging.getLogger(__name__)
 
-Count = Callable[[str], int]
-
-_WORD_END = re.compile(r"\S+")
 #: What precedes an item's text on a list line: indentation, a marker, the space after it.
 _LIST_LEAD = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,9}[.)])[ \t]+")
 #: A list line up to a cut that would leave only the marker before it.
@@ -105,10 +103,10 @@ class HybridRules:
     #: them apart so that an exact chunk never became inexact).
     merge_mixed_kinds: bool = False
     #: hybrid-v4: each heading-path and caption line a chunk records (a repeated table
-    #: header included) is cut by :func:`bound_line`, so the context repeated on every
-    #: chunk of an element is bounded by the budget, not by the input (a CSV header of
-    #: 150,000 columns was recorded whole on each of its 1,811 chunks). v2 and v3 record
-    #: the lines whole.
+    #: header included) is cut by :func:`~kebab_chunk.chunkers._context.bound_line`, so
+    #: the context repeated on every chunk of an element is bounded by the budget, not by
+    #: the input (a CSV header of 150,000 columns was recorded whole on each of its 1,811
+    #: chunks). v2 and v3 record the lines whole.
     bound_context_lines: bool = False
 
 
@@ -128,51 +126,8 @@ def trim_context(lines: Sequence[str], count: Count, limit: int) -> tuple[str, .
             return lines[dropped:]
     if not lines:
         return ()
-    prefix = _fitting_prefix(lines[-1], count, limit)
+    prefix = fitting_prefix(lines[-1], count, limit)
     return (prefix,) if prefix else ()
-
-
-def _fitting_prefix(line: str, count: Count, limit: int) -> str:
-    """The longest prefix of ``line`` measured to cost at most ``limit`` (see trim_context)."""
-    ends = [m.end() for m in _WORD_END.finditer(line)]
-    best = _last_fitting(ends, lambda end: count(line[:end]) <= limit)
-    if best is None:
-        first = ends[0] if ends else len(line)
-        best = _last_fitting(range(1, first), lambda end: count(line[:end]) <= limit)
-    return line[:best].rstrip() if best is not None else ""
-
-
-def _last_fitting(candidates: Sequence[int], fits: Callable[[int], bool]) -> int | None:
-    """The last candidate that fits, by bisection (counts grow with the prefix); only a
-    candidate that was measured to fit is ever returned."""
-    lo, hi, best = 0, len(candidates) - 1, None
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        if fits(candidates[mid]):
-            best, lo = candidates[mid], mid + 1
-        else:
-            hi = mid - 1
-    return best
-
-
-def bound_line(line: str, count: Count, budget: int) -> str:
-    """A heading or caption line as hybrid-v4 records it: at most half the budget.
-
-    The longest prefix that costs at most ``budget // 2`` tokens and holds at most
-    ``2 * budget`` characters (the character cap bounds tokenizers that count a long run of
-    unknown characters as one token), cut at a word end when one fits, else at a
-    character; never less than the line's first character. A line within both is returned
-    unchanged.
-    """
-    limit, chars = budget // 2, 2 * budget
-    if len(line) <= chars and count(line) <= limit:
-        return line
-    head = line[: chars + 1]  # a word ending past the cap cannot fit: no need to scan on
-
-    def capped(text: str) -> int:
-        return count(text) if len(text) <= chars else limit + 1
-
-    return _fitting_prefix(head, capped, limit) or line[:1]
 
 
 def embedded_text(
@@ -398,7 +353,14 @@ class Run:
         self._contexts: dict[tuple[tuple[str, ...], ...], _Context] = {}
         self._trims: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._gap_tokens: dict[str, int] = {}
-        self._bounded: dict[str, str] = {}  # context line -> as recorded (bound_context_lines)
+        #: Context lines as recorded (rule ``bound_context_lines``), one warning per cut.
+        self._bound_line = LineBound(
+            self.count,
+            self.budget,
+            doc.source_uri,
+            "a heading, caption or table header line",
+            self._warn,
+        )
 
     # -- context -------------------------------------------------------------------
     def _context(
@@ -443,20 +405,6 @@ class Run:
         return replace(
             el, heading_path=heading_path, captions=captions, table_header=table_header
         )
-
-    def _bound_line(self, line: str) -> str:
-        """One context line as recorded, cut once per document (with one warning)."""
-        kept = self._bounded.get(line)
-        if kept is None:
-            kept = self._bounded[line] = bound_line(line, self.count, self.budget)
-            if kept != line:
-                self._warn(
-                    f"{self.doc.source_uri}: a heading, caption or table header line of "
-                    f"{len(line):,} characters costs more than half of max_tokens="
-                    f"{self.budget} or holds more than {2 * self.budget:,} characters, so its "
-                    f"chunks record only its first {len(kept):,} characters: {quote(kept)}"
-                )
-        return kept
 
     def _warn(self, message: str) -> None:
         warn(self.warnings, message, _log)

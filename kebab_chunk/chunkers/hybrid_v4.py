@@ -7,7 +7,7 @@ continuation: a CSV whose header row is 1.09 MB long made 1,811 chunks that each
 it, 1.97 G characters from a 1.39 MB file (docs/decisions.md, "Issue 29.7"). Here each such
 line is recorded cut to its longest prefix that costs at most half the budget under the
 policy's tokenizer and holds at most twice the budget in characters
-(:func:`~kebab_chunk.chunkers.hybrid_v2.bound_line`; at a word end when one fits), with one
+(:func:`~kebab_chunk.chunkers._context.bound_line`; at a word end when one fits), with one
 document warning per line cut, so the context a chunk repeats is bounded by the budget and
 a document's chunks stay proportional to its size. Lines within the bound (every heading
 and caption of the fixtures at the default policy) are recorded whole, as in ``v3``;

@@ -40,18 +40,21 @@ Budget: ``target_tokens``, lowered to ``max_tokens`` and to the tokenizer's own 
 when those are smaller.
 
 This module is also the engine of ``md-heading-v3``: :class:`MdHeadingRules` holds what
-differs between the labels it serves (the label, and which headings ``embed_text`` leaves
-out), and every label's chunks are otherwise made by the same code.
+differs between the labels it serves (the label, which headings ``embed_text`` leaves out,
+and whether the heading path lines a chunk records are bounded), and every label's chunks
+are otherwise made by the same code.
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
+from kebab_chunk.chunkers._context import LineBound
 from kebab_chunk.chunkers._separators import (
     TOKEN_LEVELS,
     BlockSlices,
@@ -60,6 +63,7 @@ from kebab_chunk.chunkers._separators import (
     newline_style,
     separator_starts,
 )
+from kebab_chunk.chunkers._token_aware import warn
 from kebab_chunk.chunkers._token_split import split_pieces
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.chunkers.embedding import HeadingRule
@@ -79,6 +83,7 @@ from kebab_chunk.tokenizers.base import Counter, CounterCache, Tokenizer
 __all__ = ["RULES", "MdHeadingRules", "MdHeadingV2Chunker", "budget_of"]
 
 VERSION = "md-heading-v2"
+_log = logging.getLogger(__name__)
 _FIRST_WORD = re.compile(r"\s*\S+")
 _MEDIA = (ImageRefBlock, AudioRefBlock)
 #: Tokenizers whose count of any slice of a text is at most the count of the whole text
@@ -107,10 +112,16 @@ class MdHeadingRules:
     ``version``: the label, stored in every chunk (and so part of every chunk id).
     ``embed_headings``: which heading path lines the chunk's ``embed_text`` leaves out
     because its text already holds them (:data:`kebab_chunk.chunkers.embedding.HeadingRule`).
+    ``bound_context_lines``: each ``heading_path`` line a chunk records is cut by
+    :func:`kebab_chunk.chunkers._context.bound_line` (at most half the budget), with one
+    warning per line cut, so the headings repeated on every chunk of a section are bounded
+    by the budget, not by the input (md-heading-v3; v2 records them whole). Chunk text is
+    never cut for it: a heading line in the text is a source slice.
     """
 
     version: str
     embed_headings: HeadingRule
+    bound_context_lines: bool = False
 
 
 #: md-heading-v2's rules: the default recipe's ``"first-line"`` heading rule.
@@ -144,8 +155,14 @@ class MdHeadingV2Chunker:
         """The plain policy hash stored in every chunk (the same for every chunker)."""
         return policy.policy_hash
 
-    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
-        """All chunks of ``doc`` in document order, positions ``0..n-1``."""
+    def chunk(
+        self, doc: CanonicalDocument, policy: ChunkPolicy, warnings: list[str] | None = None
+    ) -> list[Chunk]:
+        """All chunks of ``doc`` in document order, positions ``0..n-1``.
+
+        A heading line cut by the rule ``bound_context_lines`` is logged and, when given,
+        added to ``warnings`` (once per line and document).
+        """
         if not self.accepts(doc):
             kind = next(
                 span.kind for block in doc.blocks for span in block.spans if span.kind != "lines"
@@ -157,7 +174,17 @@ class MdHeadingV2Chunker:
             )
         tokenizer = get_tokenizer(policy.tokenizer)
         count = self._counters.get(tokenizer)
-        return _Run(doc, policy, count, budget_of(policy, tokenizer), self.version).run()
+        budget = budget_of(policy, tokenizer)
+        bound = None
+        if self.rules.bound_context_lines:
+            bound = LineBound(
+                count,
+                budget,
+                doc.source_uri,
+                "a heading line",
+                lambda message: warn(warnings, message, _log),
+            )
+        return _Run(doc, policy, count, budget, self.version, bound).run()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +205,12 @@ class _Run:
         count: Counter,
         budget: int,
         version: str = VERSION,
+        bound: LineBound | None = None,
     ) -> None:
         self.doc = doc
         self.version = version
+        #: How ``heading_path`` lines are recorded (None: whole, as md-heading-v2 does).
+        self.bound = bound
         self.policy = policy
         self.count = count
         self.budget = budget
@@ -380,6 +410,8 @@ class _Run:
         slice_start: int | None = None,
         tokens: int | None = None,
     ) -> None:
+        if self.bound is not None:
+            heading_path = tuple(map(self.bound, heading_path))
         self.out.append(
             make_chunk(
                 self.doc,

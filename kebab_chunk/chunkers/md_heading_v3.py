@@ -1,19 +1,30 @@
 """``md-heading-v3``: ``md-heading-v2``'s chunks, with an ``embed_text`` that names each
-heading once.
+heading once and heading path lines bounded by the budget.
 
-The chunks (boundaries, text, spans, heading paths, token counts) are exactly
-``md-heading-v2``'s, made by the same engine (whose output stays frozen; its docstring has
-the details); only the label and the ``embed_text`` rule differ, as data
+The chunks (boundaries, text, spans, token counts) are exactly ``md-heading-v2``'s, made by
+the same engine (whose output stays frozen; its docstring has the details); only the
+label, the ``embed_text`` rule and how long a heading path line may be differ, as data
 (:class:`kebab_chunk.chunkers.md_heading_v2.MdHeadingRules`).
 
-Why: ``md-heading-v2`` glues a heading with an empty body to the first chunk of its
-subsection, so a chunk can open with two headings (``## Examples`` then ``### Measuring``)
-while its heading path ends with both. The default ``embed_text`` recipe left out only the
-innermost heading, and only when the text's first line is it, so those chunks embedded
-``Examples`` and ``Measuring`` twice (539 of 7,216 chunks of one real documentation folder).
-Here the heading path lines leave out every heading the text opens with (the
-``"leading"`` rule of :data:`kebab_chunk.chunkers.embedding.HeadingRule`; the exact rule is
-in docs/versioning.md).
+Why ``embed_text``: ``md-heading-v2`` glues a heading with an empty body to the first chunk
+of its subsection, so a chunk can open with two headings (``## Examples`` then
+``### Measuring``) while its heading path ends with both. The default ``embed_text`` recipe
+left out only the innermost heading, and only when the text's first line is it, so those
+chunks embedded ``Examples`` and ``Measuring`` twice (539 of 7,216 chunks of one real
+documentation folder). Here the heading path lines leave out every heading the text opens
+with (the ``"leading"`` rule of :data:`kebab_chunk.chunkers.embedding.HeadingRule`; the
+exact rule is in docs/versioning.md).
+
+Why bounded heading paths: ``md-heading-v2`` records every heading of a chunk's path whole
+on each chunk of its section (and ``embed_text`` repeats the ones the text does not open
+with), so one 20,000-character heading line above 200 paragraphs made output about 30
+times the input (docs/decisions.md, "Issue 29.7 (Markdown)"). Here each heading path line
+is recorded as ``hybrid-v4`` records its context lines
+(:func:`kebab_chunk.chunkers._context.bound_line`: at most half the budget in tokens and
+twice it in characters), with one warning per line cut; a heading line inside a chunk's
+text is a source slice and is never cut. Where every heading fits the bound (every heading
+of the fixtures at the default policy) the chunks are ``md-heading-v2``'s in every field
+but ``embed_text``.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from kebab_chunk.chunkers.md_heading_v2 import MdHeadingRules, MdHeadingV2Chunke
 
 __all__ = ["RULES", "MdHeadingV3Chunker"]
 
-RULES = MdHeadingRules(version="md-heading-v3", embed_headings="leading")
+RULES = MdHeadingRules(version="md-heading-v3", embed_headings="leading", bound_context_lines=True)
 
 
 class MdHeadingV3Chunker(MdHeadingV2Chunker):
@@ -30,7 +41,8 @@ class MdHeadingV3Chunker(MdHeadingV2Chunker):
 
     accepts_description = (
         "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF; "
-        "md-heading-v2's chunks, with embed_text naming each heading a chunk opens with once"
+        "md-heading-v2's chunks, with embed_text naming each heading a chunk opens with once "
+        "and each heading path line cut to half the budget"
     )
 
     def __init__(self) -> None:

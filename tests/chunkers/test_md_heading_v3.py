@@ -1,4 +1,5 @@
-"""md-heading-v3: md-heading-v2's chunks, with an ``embed_text`` that names each heading once.
+"""md-heading-v3: md-heading-v2's chunks, with an ``embed_text`` that names each heading once
+and heading path lines bounded by the budget.
 
 md-heading-v2 glues a heading with an empty body to the first chunk of its subsection, so a
 chunk can open with ``## Examples`` then ``### Measuring``; its ``embed_text`` then read
@@ -9,22 +10,32 @@ fixture and on generated documents, that only ``embed_text`` (and so ``embed_tok
 and the label-dependent ``chunk_id`` / ``chunker_version`` differ, and that ``embed_text``
 is exactly the heading path less the headings whose blocks open the chunk (found from the
 blocks, not by reading the text), then the text; and pin the new label's goldens.
+
+Where a heading line exceeds the bound (half the budget, ``_context.bound_line``), the
+chunk's ``heading_path`` holds it cut as ``bound_line`` cuts it (md-heading-v2 repeated it
+whole on every chunk of its section: output quadratic in a long heading), and
+``embed_text`` follows from the recorded lines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kebab_chunk.chunkers._context import bound_line
+from kebab_chunk.chunkers._separators import is_exact
 from kebab_chunk.chunkers.contextualize import contextualize_parts
 from kebab_chunk.chunkers.embedding import with_embedding
+from kebab_chunk.chunkers.md_heading_v2 import budget_of
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.markdown import MarkdownParser
 from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.tokenizers import get_tokenizer
 from tests.golden import assert_golden
 from tests.properties.documents import Part, parts, render
 from tests.properties.test_every_chunker import policies
@@ -63,40 +74,74 @@ def _records(label: str, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Ch
     return with_embedding(chunker.chunk(doc, policy), chunker, policy)
 
 
-def expected_embed_text(chunk: Chunk, blocks: dict[str, Block], v2_embed_text: str) -> str:
+def bound_of(policy: ChunkPolicy) -> Callable[[str], str]:
+    """A heading line as md-heading-v3 records it under ``policy`` (``bound_line``)."""
+    tokenizer = get_tokenizer(policy.tokenizer)
+    budget = budget_of(policy, tokenizer)
+    return lambda line: bound_line(line, tokenizer.count_tokens, budget)
+
+
+def _norm(title: str) -> str:
+    return " ".join(title.split())
+
+
+def expected_embed_text(
+    chunk: Chunk, blocks: dict[str, Block], v2: Chunk, bound: Callable[[str], str]
+) -> str:
     """The heading path less every heading whose whole block opens the chunk (the blocks
     before it whole headings too) and is still in the path (a heading block's own
-    ``heading_path`` ends with its title), then the captions and the text. Also left out,
-    as in md-heading-v2: the innermost heading when md-heading-v2 left it out (a text
-    whose first line is it, such as rendered HTML)."""
+    ``heading_path`` ends with its title, here as ``bound`` records it), then the captions
+    and the text. Also left out: a heading path line cut by the bound when the chunk opens
+    with the start of that heading's ATX line and the piece's title holds the cut line (a
+    heading too long for one chunk); and, as in md-heading-v2, the innermost heading when
+    md-heading-v2 left it out (a text whose first line is it, such as rendered HTML) and
+    it is recorded whole (that rule compares the whole line: a paragraph may open with a
+    heading's words)."""
     path = chunk.heading_path
     keep = len(path)
     for block_id, span in zip(chunk.block_ids, chunk.source_spans, strict=True):
         block = blocks[block_id]
-        whole = (span.char_start, span.char_end) == (
-            block.spans[0].char_start,
-            block.spans[0].char_end,
-        )
-        if block.kind != "heading" or not whole:
-            break  # a chunk that starts inside a heading line opens with no heading
+        start, end = block.spans[0].char_start, block.spans[0].char_end
         depth = len(block.heading_path)
-        if path[:depth] == block.heading_path:
-            keep = min(keep, depth - 1)
-    if path and v2_embed_text == contextualize_parts(path[:-1], chunk.captions, chunk.text):
+        recorded = tuple(map(bound, block.heading_path))
+        cut = recorded[-1:] != block.heading_path[-1:]
+        if block.kind == "heading" and (span.char_start, span.char_end) == (start, end):
+            # a cut line names a source heading line (ATX, setext), not rendered text
+            if path[:depth] == recorded and (not cut or is_exact(block.text, block.spans)):
+                keep = min(keep, depth - 1)
+            continue
+        piece = block.text[: span.char_end - start].lstrip(" ")
+        if block.kind == "heading" and span.char_start == start and cut and piece[:1] == "#":
+            title = _norm(piece.lstrip("#"))
+            if path[:depth] == recorded and title.startswith(recorded[-1]):
+                keep = min(keep, depth - 1)
+        break  # a chunk that starts inside a heading line opens with no heading
+    v2_left_out = v2.embed_text == contextualize_parts(v2.heading_path[:-1], v2.captions, v2.text)
+    if path and v2_left_out and path[-1] == v2.heading_path[-1]:
         keep = min(keep, len(path) - 1)
     return contextualize_parts(path[:keep], chunk.captions, chunk.text)
 
 
 def check_v3_against_v2(doc: CanonicalDocument, policy: ChunkPolicy) -> tuple[int, int]:
-    """Assert the v3 contract on ``doc``; returns (chunks, chunks whose embed_text differs)."""
+    """Assert the v3 contract on ``doc``: v2's chunks but for the label, ``embed_text`` and
+    heading path lines over the bound (recorded as ``bound_line`` cuts them); returns
+    (chunks, chunks whose embed_text differs)."""
     old, new = _records(V2, doc, policy), _records(V3, doc, policy)
     assert len(old) == len(new)
     blocks = {b.block_id: b for b in doc.blocks}
+    bound = bound_of(policy)
+    tokenizer = get_tokenizer(policy.tokenizer)
+    budget = budget_of(policy, tokenizer)
     changed = 0
     for a, b in zip(old, new, strict=True):
-        assert a.model_dump(exclude=LABEL_FIELDS) == b.model_dump(exclude=LABEL_FIELDS)
+        assert b.heading_path == tuple(map(bound, a.heading_path))
+        for line in b.heading_path:  # never over the bound (bar one first character)
+            fits = tokenizer.count_tokens(line) <= budget // 2 and len(line) <= 2 * budget
+            assert fits or len(line) == 1
+        same = LABEL_FIELDS | {"heading_path"}
+        assert a.model_dump(exclude=same) == b.model_dump(exclude=same)
         assert b.chunker_version == V3
-        assert b.embed_text == expected_embed_text(b, blocks, a.embed_text or "")
+        assert b.embed_text == expected_embed_text(b, blocks, a, bound)
         changed += a.embed_text != b.embed_text
     return len(new), changed
 
@@ -126,6 +171,64 @@ def test_a_continuation_and_a_closed_heading_keep_their_context() -> None:
     assert first.text.startswith("## A\n\n## B\n\nWords")
     assert first.embed_text == "Top\n" + first.text
     assert rest and all(c.embed_text == "Top\nB\n" + c.text for c in rest)
+
+
+def _wide_heading(words: int = 3_000) -> bytes:
+    """A 20,000-character heading line above 200 short paragraphs (about 30 KB)."""
+    heading = " ".join(f"word{i % 97}" for i in range(words))[:20_000]
+    body = "\n\n".join(f"Paragraph {i} has a few words of body text in it." for i in range(200))
+    return f"# {heading}\n\n{body}\n".encode()
+
+
+def _output_chars(chunks: list[Chunk]) -> int:
+    """The characters of every text field the chunks record (text, embed_text, headings)."""
+    return sum(
+        len(c.text) + len(c.embed_text or "") + sum(map(len, (*c.heading_path, *c.captions)))
+        for c in chunks
+    )
+
+
+def test_a_wide_heading_line_no_longer_makes_output_quadratic() -> None:
+    """md-heading-v2 records the 20,000-character heading whole on each of the ~23 chunks of
+    its section and repeats it in each ``embed_text``: about 33 times the input. v3 records
+    it cut to half the budget: text (with overlap), ``embed_text`` (text plus at most half
+    the budget of headings) and heading paths stay a small multiple of the input."""
+    raw = _wide_heading()
+    doc = parse_document(raw, "wide.md")
+    policy = ChunkPolicy()
+    old, new = _records(V2, doc, policy), _records(V3, doc, policy)
+    assert len(old) == len(new) > 10
+    assert _output_chars(old) > 10 * len(raw)
+    assert _output_chars(new) <= 4 * len(raw)
+    check_v3_against_v2(doc, policy)
+    # the text keeps the heading whole (a source slice), only the recorded line is cut
+    assert "".join(c.text for c in new).count("word96 word0") == raw.count(b"word96 word0")
+    (line,) = {c.heading_path[0] for c in new}
+    assert 0 < len(line) < 2 * 512 and bound_of(policy)(line) == line
+    # the first chunk opens with (the start of) the heading: it is not named again
+    assert new[0].embed_text == new[0].text
+    assert all(c.embed_text == f"{line}\n{c.text}" for c in new[1:])
+
+
+def test_one_warning_per_heading_line_cut() -> None:
+    """Each heading line over the bound is reported once per document, however many chunks
+    record it; a heading within the bound is not reported."""
+    raw = (
+        _wide_heading()
+        + b"\n## "
+        + b"long sub heading " * 200
+        + b"\n\nText.\n\n## Short\n\nMore.\n"
+    )
+    doc = parse_document(raw, "wide.md")
+    warnings: list[str] = []
+    chunks = get_chunker(V3).chunk(doc, ChunkPolicy(), warnings)
+    assert len(warnings) == 2
+    assert all("a heading line of" in w and "record only its first" in w for w in warnings)
+    assert any(c.heading_path[-1] == "Short" for c in chunks)
+    quiet: list[str] = []
+    get_chunker(V2).chunk(doc, ChunkPolicy(), quiet)  # v2 records the lines whole
+    get_chunker(V3).chunk(parse_document(GUIDE, "guide.md"), ChunkPolicy(), quiet)
+    assert quiet == []
 
 
 def test_md_heading_v3_is_the_default_for_markdown_and_text() -> None:

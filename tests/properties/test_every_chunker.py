@@ -134,6 +134,18 @@ def md_heading_v2(ctx: Ctx) -> None:
         assert count <= budget or len(chunk.text) == 1, "only one over-wide character is over"
 
 
+def md_heading_v3(ctx: Ctx) -> None:
+    """md-heading-v2's promises, and no heading path line over half the budget in tokens or
+    twice it in characters (bar a single first character; ``_context.bound_line``)."""
+    md_heading_v2(ctx)
+    tokenizer = get_tokenizer(ctx.policy.tokenizer)
+    budget = budget_of(ctx.policy, tokenizer)
+    for chunk in ctx.chunks:
+        for line in chunk.heading_path:
+            fits = tokenizer.count_tokens(line) <= budget // 2 and len(line) <= 2 * budget
+            assert fits or len(line) == 1, "a heading path line over the bound"
+
+
 def md_header_chars_v1(ctx: Ctx) -> None:
     max_chars, _ = char_budget(ctx.policy)
     for chunk in ctx.chunks:
@@ -177,7 +189,7 @@ def hybrid_v1(ctx: Ctx) -> None:
 PROMISES: dict[str, Callable[[Ctx], None]] = {
     "md-heading-v1": md_heading_v1,
     "md-heading-v2": md_heading_v2,
-    "md-heading-v3": md_heading_v2,  # the same chunks (only embed_text differs)
+    "md-heading-v3": md_heading_v3,  # v2's chunks, heading path lines bounded
     "md-header-chars-v1": md_header_chars_v1,
     "md-header-chars-v2": lambda ctx: md_header_chars_v2_promises(
         ctx.gen.source, ctx.chunks, ctx.policy
