@@ -24,8 +24,8 @@ part file.
 
 Everything outside ``run_info`` is a function of the corpus bytes, their relative paths,
 the options that shape output and the package version (and, for the part files' ``bytes``
-and ``blake3``, the Parquet writer, whose version string each file holds); ``run_info`` holds the where and
-when (paths, runner options, timestamps, library versions).
+and ``blake3``, the Parquet writer, whose version string each file holds); ``run_info``
+holds the where and when (paths, runner options, timestamps, library versions).
 """
 
 from __future__ import annotations
