@@ -359,7 +359,8 @@ class MdHeaderCharsV1Chunker:
         if doc.media_type not in _ACCEPTED_MEDIA_TYPES:
             raise UnsupportedDocumentError(
                 f"{VERSION} chunks Markdown and plain text, not {doc.media_type!r} "
-                f"({doc.source_uri!r}); pick a chunker for that media type, e.g. pdf-page-v1."
+                f"({doc.source_uri!r}); pick a label that accepts it (`kebab-chunk chunkers` "
+                "lists each with the media types it is the default for)."
             )
         max_chars, overlap_chars = char_budget(policy)
         return records_from_plan(doc, policy, plan_chunks(doc, max_chars, overlap_chars))

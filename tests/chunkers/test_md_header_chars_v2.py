@@ -93,6 +93,17 @@ def test_refuses_what_v1_refuses() -> None:
     assert CHUNKER.chunk(_doc(""), _chars(10)) == []
 
 
+@pytest.mark.parametrize("chunker", [CHUNKER, V1], ids=["v2", "v1"])
+def test_the_refusal_of_another_media_type_suggests_no_wrong_label(chunker: Chunker) -> None:
+    """Issue 29: the refusal used to say "e.g. pdf-page-v1" for any media type (a CSV too);
+    it now points at the listing that names each label's defaults."""
+    csv = parse_document(b"a,b\n1,2\n", "t.csv")
+    with pytest.raises(UnsupportedDocumentError) as caught:
+        chunker.chunk(csv, _chars(100))
+    message = str(caught.value)
+    assert "pdf-page" not in message and "`kebab-chunk chunkers`" in message, message
+
+
 def test_plan_rejects_a_bad_budget() -> None:
     with pytest.raises(ValueError, match="max_chars > 0"):
         plan_chunks(_doc("text"), 10, 10)
