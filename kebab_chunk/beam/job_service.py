@@ -14,6 +14,9 @@ Flink, Spark and the ``PortableRunner`` submit the job to a job service
   one. Maven Central serves no such jar for recent Beam versions (HTTP 404), and a
   machine without internet access gets none at all. :func:`job_server_jar_error` turns
   Beam's error for that into the sentence naming the two ways out.
+- ``PrismRunner`` without ``--prism_location`` downloads a Prism binary from the project's
+  GitHub releases, which a machine without internet access cannot reach; the same
+  function names ``--prism_location`` and how to build Prism with Go.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def job_server_jar_error(exc: BaseException, options: PipelineOptions) -> RunSet
     """The sentence for Beam's failure to find or download a job server jar (None for any
     other exception)."""
     message = str(exc)
+    if (prism := _prism_error(message)) is not None:
+        return prism
     fetch = re.match(r"Unable to fetch remote job server jar at (\S+?):? ", message)
     local = re.match(r'Unable to parse jar URL "([^"]*)"', message)
     if fetch is None and local is None:
@@ -78,4 +83,22 @@ def job_server_jar_error(exc: BaseException, options: PipelineOptions) -> RunSet
         f"{what}; pass {flag}=PATH naming a job server jar of your Apache Beam version, or "
         "start a job server and use --runner=PortableRunner --job_endpoint=HOST:PORT "
         f"({_HOW_TO_GET_A_JOB_SERVER})."
+    )
+
+
+def _prism_error(message: str) -> RunSetupError | None:
+    """The sentence for Beam's failure to download or find a Prism binary, else None."""
+    fetch = re.match(r"Unable to fetch remote prism binary at (\S+?):? ", message)
+    local = re.match(r'Unable to parse binary URL "([^"]*)"', message)
+    if fetch is None and local is None:
+        return None
+    if local is not None:
+        what = f"the Prism binary {local.group(1)!r} does not exist"
+    else:
+        assert fetch is not None
+        what = f"PrismRunner could not download its Prism binary ({fetch.group(1)})"
+    return RunSetupError(
+        f"{what}; build Prism at your Apache Beam version with Go (go install "
+        "github.com/apache/beam/sdks/v2/go/cmd/prism@vVERSION) and pass "
+        f"--prism_location=PATH ({_HOW_TO_GET_A_JOB_SERVER})."
     )

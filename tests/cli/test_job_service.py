@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from apache_beam.runners.portability import prism_runner
 from apache_beam.utils.subprocess_server import JavaJarServer
 
 from kebab_chunk.beam import job_service
@@ -87,3 +88,38 @@ def test_a_missing_local_job_server_jar_is_one_sentence(
     err = _one_line(capsys, argv)
     assert f"the job server jar {str(missing)!r} does not exist" in err
     assert "pass --spark_job_server_jar=PATH" in err
+
+
+#: Beam keeps one Prism job server per process, made with the first run's options; each
+#: test here gets its own so that its --prism_location (or none) is the one Beam reads.
+_OWN_PRISM_SERVER = ["--experiments=disable_prism_server_singleton"]
+
+
+def test_a_prism_binary_that_cannot_be_downloaded_is_one_sentence(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    corpus: Path,
+    tmp_path: Path,
+) -> None:
+    """PrismRunner without --prism_location downloads a release binary; offline (here an
+    unused loopback URL and an empty binary cache) that used to end as "the pipeline
+    failed ... see the log above for the worker's traceback" with no such traceback."""
+    monkeypatch.setattr(
+        prism_runner, "GITHUB_DOWNLOAD_PREFIX", f"http://127.0.0.1:{_unused_port()}/download/"
+    )
+    monkeypatch.setattr(prism_runner.PrismJobServer, "BIN_CACHE", str(tmp_path / "bin"))
+    argv = ["--input", str(corpus), "--output", str(tmp_path / "out"), *QUIET]
+    err = _one_line(capsys, [*argv, "--runner=PrismRunner", *_OWN_PRISM_SERVER])
+    assert "PrismRunner could not download its Prism binary" in err
+    assert "pass --prism_location=PATH" in err and "docs/runners.md" in err
+
+
+def test_a_prism_location_that_does_not_exist_is_one_sentence(
+    capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-prism"
+    argv = ["--input", str(corpus), "--output", str(tmp_path / "out"), *QUIET]
+    err = _one_line(
+        capsys, [*argv, "--runner=PrismRunner", f"--prism_location={missing}", *_OWN_PRISM_SERVER]
+    )
+    assert f"the Prism binary '{missing}' does not exist" in err
