@@ -15,10 +15,20 @@ pipeline) may use it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_QUOTE_CHARS", "cap", "quote", "quote_all", "safe_text"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "MAX_QUOTE_CHARS",
+    "cap",
+    "quote",
+    "quote_all",
+    "safe_text",
+    "terminal_json",
+]
 
 #: Characters of one quoted text kept in a message (a heading, a cell, a name).
 MAX_QUOTE_CHARS = 200
@@ -79,3 +89,17 @@ def safe_text(value: object) -> str:
     """``value`` as text with control characters escaped (file names and messages are
     untrusted: an escape sequence in one must not drive the user's terminal)."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)).replace("\n", " ")
+
+
+#: What ``json.dumps(..., ensure_ascii=False)`` leaves raw that a terminal may act on: DEL
+#: and the C1 controls (``\x9b`` starts an escape sequence on many terminals).
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
+
+
+def terminal_json(value: object, **kwargs: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **kwargs)`` with DEL and the C1 controls
+    written as ``\\u00XX`` escapes: the same JSON value, safe to print (JSON already
+    escapes the C0 controls)."""
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+

@@ -7,10 +7,10 @@ parses the command line, prints the report and picks the exit status.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from kebab_chunk._quote import terminal_json
 from kebab_chunk.cli.exits import EXIT_CHANGED, EXIT_OK, EXIT_USAGE
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.output.diff import diff_outputs, format_diff
@@ -46,7 +46,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"kebab-chunk diff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        print(json.dumps(diff.to_json(), indent=2, ensure_ascii=False))
+        print(terminal_json(diff.to_json(), indent=2))
     else:
         print(format_diff(diff))
     return EXIT_CHANGED if args.fail_if_changed and diff.changed else EXIT_OK

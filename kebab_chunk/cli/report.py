@@ -8,11 +8,11 @@ Each has ``add_<name>_parser(subparsers)`` (declares the sub-command and its opt
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from kebab_chunk._quote import terminal_json
 from kebab_chunk.cli._io import UsageError, read_input, source_uri_for
 from kebab_chunk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from kebab_chunk.errors import KebabError
@@ -118,7 +118,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         out: dict[str, Any] = dict(summary)
         if comparison is not None:
             out["compare"] = comparison
-        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(terminal_json(out, indent=2) + "\n")
     else:
         sys.stdout.write(render_text(summary))
         if comparison is not None:

@@ -167,3 +167,25 @@ def test_diff_escapes_control_characters_in_names() -> None:
     text = format_diff(OutputDiff("old\x07dir", "new\x1bdir", [label]))
     assert not any(c != "\n" and (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F) for c in text)
     assert "evil\\x1b[2J\\x9b31m.md" in text and "old\\x07dir -> new\\x1bdir" in text
+
+
+def test_json_printed_by_diff_and_inspect_escapes_c1_controls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON escapes C0 controls itself but, written with ``ensure_ascii=False``, leaves
+    DEL and C1 raw; ``\\x9b`` starts an escape sequence on many terminals."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    evil = "evil\x9b2J.md"
+    (corpus / evil).write_text("# Evil\n\nFirst version.\n")
+    old, new = tmp_path / "old", tmp_path / "new"
+    assert cli_main(["run", "--input", str(corpus), "--output", str(old), *QUIET]) == 0
+    (corpus / evil).write_text("# Evil\n\nSecond version, longer than the first.\n")
+    assert cli_main(["run", "--input", str(corpus), "--output", str(new), *QUIET]) == 0
+    capsys.readouterr()
+    for argv in (["diff", str(old), str(new), "--json"], ["inspect", str(new), "--json"]):
+        cli_main(argv)
+        out = capsys.readouterr().out
+        assert not any(0x7F <= ord(c) <= 0x9F for c in out), argv
+        assert "evil\\u009b2J.md" in out, argv
+        assert evil in json.dumps(json.loads(out), ensure_ascii=False), argv  # same value
