@@ -114,6 +114,8 @@ __all__ = [
 
 #: The manifest key of the incremental section (absent from full runs).
 MANIFEST_KEY = "incremental"
+#: Key of the incremental section saying why nothing could be reused (absent otherwise).
+NOTHING_REUSED = "nothing_reused_because"
 _FINGERPRINT_COLUMNS = ["doc_id", "content_hash", "parser_version", "policy_hash", "position"]
 _FILES, _RAW, _SUMMARY, _ERRORS, _DOCS = "files", "raw", "summary", "errors", "documents"
 _CHUNKS, _CARRY, _OUTCOMES, _DECISIONS = "chunks", "carry", "outcomes", "decisions"
@@ -270,8 +272,9 @@ class _DecideFn(beam.DoFn):
 class _CountDecisionsFn(beam.CombineFn):
     """Decision names -> the manifest's incremental counts (every decision, zeros included)."""
 
-    def __init__(self, previous_output: str) -> None:
+    def __init__(self, previous_output: str, blocked: str | None) -> None:
         self._previous_output = previous_output
+        self._blocked = blocked
 
     def create_accumulator(self) -> Counter[str]:
         return Counter()
@@ -287,10 +290,13 @@ class _CountDecisionsFn(beam.CombineFn):
         return total
 
     def extract_output(self, acc: Counter[str]) -> dict[str, Any]:
-        return {
+        counts: dict[str, Any] = {
             "previous_output": self._previous_output,
             "documents": {decision: acc[decision] for decision in DECISIONS},
         }
+        if self._blocked is not None:
+            counts[NOTHING_REUSED] = self._blocked
+        return counts
 
 
 class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PCollection[Any]]]):
@@ -372,21 +378,16 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
         raw = inputs["documents"] | "Key documents by doc_id" >> beam.Map(
             lambda d: (doc_id(d.source_uri), d)
         )
+        rule = ReuseRule(
+            self._previous, self._labels, self._policy_hash, self._parsers, self._options
+        )
         decided = (
             {_FILES: files, _RAW: raw, _SUMMARY: summaries, _ERRORS: errors, _DOCS: facts}
             | "Join with previous output" >> beam.CoGroupByKey()
             | "Decide what to reuse"
-            >> beam.ParDo(
-                _DecideFn(
-                    ReuseRule(
-                        self._previous,
-                        self._labels,
-                        self._policy_hash,
-                        self._parsers,
-                        self._options,
-                    )
-                )
-            ).with_outputs(_CARRY, _OUTCOMES, _DECISIONS, main="documents")
+            >> beam.ParDo(_DecideFn(rule)).with_outputs(
+                _CARRY, _OUTCOMES, _DECISIONS, main="documents"
+            )
         )
         carried = (
             {_CARRY: decided[_CARRY], _CHUNKS: chunks}
@@ -394,7 +395,7 @@ class ReusePrevious(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PC
             | "Carry reused records" >> beam.ParDo(_CarryFn())
         )
         counts = decided[_DECISIONS] | "Count decisions" >> beam.CombineGlobally(
-            _CountDecisionsFn(self._previous.output)
+            _CountDecisionsFn(self._previous.output, rule.blocked)
         )
         return {
             "documents": decided.documents,
@@ -469,7 +470,10 @@ def incremental_summary(manifest: Mapping[str, Any]) -> str | None:
     if not section:
         return None
     docs = section["documents"]
-    return (
+    line = (
         f"  incremental (previous {section['previous_output']}): reused {docs[REUSED]}, "
         f"rechunked {docs[RECHUNKED]}, new {docs[NEW]}, deleted {docs[DELETED]}"
     )
+    if reason := section.get(NOTHING_REUSED):
+        line += f"; nothing could be reused: {reason}"
+    return line

@@ -49,6 +49,8 @@ __all__ = [
     "carry_key",
     "carry_keys",
     "options_allow_reuse",
+    "options_block_reuse",
+    "reuse_blocked",
 ]
 
 REUSED, RECHUNKED, NEW, DELETED = "reused", "rechunked", "new", "deleted"
@@ -79,15 +81,23 @@ def options_allow_reuse(previous: Mapping[str, Any], current: Mapping[str, Any])
     """Whether records made under the ``previous`` manifest options are what ``current``
     ones give: the same :data:`SHAPING_OPTIONS`, no smaller :data:`BUDGET_OPTIONS`. An
     option a manifest does not record (an older version) allows nothing."""
-    if any(name not in previous or name not in current for name in REUSE_OPTIONS):
-        return False
-    if any(previous[name] != current[name] for name in SHAPING_OPTIONS):
-        return False
+    return options_block_reuse(previous, current) is None
+
+
+def options_block_reuse(previous: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
+    """Why records made under the ``previous`` options cannot be reused under ``current``
+    ones (a phrase for the run summary), or None when they can (:func:`options_allow_reuse`)."""
+    for name in REUSE_OPTIONS:
+        if name not in previous or name not in current:
+            return f"the previous manifest records no {name} (an older version wrote it)"
+    for name in SHAPING_OPTIONS:
+        if previous[name] != current[name]:
+            return f"{name} changed from {previous[name]} to {current[name]}"
     for name in BUDGET_OPTIONS:
         before, now = previous[name], current[name]
         if now is not None and (before is None or now < before):
-            return False
-    return True
+            return f"{name} shrank from {before} to {now}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -187,6 +197,18 @@ class Decision:
     carried: tuple[tuple[str, int], ...] = ()
 
 
+def reuse_blocked(
+    previous: PreviousRun, options: Mapping[str, Any], policy_hash: str
+) -> str | None:
+    """Why no document of ``previous`` can be reused by a run with these manifest
+    ``options`` and chunk policy (a phrase the manifest and the run summary give), or None."""
+    if not previous.verified:
+        return "the previous output lists no part-file digests (an older version wrote it)"
+    if previous.policy_hash != policy_hash:
+        return "the chunk policy changed (another policy_hash)"
+    return options_block_reuse(dict(previous.options), options)
+
+
 class ReuseRule:
     """The reuse rule of an incremental run, as a pure function of what the join gathers."""
 
@@ -203,7 +225,9 @@ class ReuseRule:
         self._labels = labels
         self._policy_hash = policy_hash
         self._parsers = parsers
-        self._any = previous.verified and options_allow_reuse(dict(previous.options), options)
+        #: Why nothing at all can be reused (None: decided document by document).
+        self.blocked = reuse_blocked(previous, options, policy_hash)
+        self._any = self.blocked is None
 
     def parser_version(self, media_type: str) -> str | None:
         """The parser version this run uses for ``media_type`` (None: no parser reads it)."""

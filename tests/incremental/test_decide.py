@@ -31,6 +31,7 @@ from kebab_chunk.runtime.reuse import (
     Summary,
     carry_key,
     carry_keys,
+    reuse_blocked,
 )
 from tests.beam.helpers import records
 
@@ -279,3 +280,38 @@ def test_parse_limits_must_match_and_budgets_must_not_shrink(
 def test_an_older_previous_output_reuses_nothing(previous: PreviousRun) -> None:
     decisions, to_parse, carried, _ = _decide(chunks=_records(), previous=previous)
     assert decisions == [RECHUNKED] and to_parse and not carried
+
+
+@pytest.mark.parametrize(
+    ("previous", "options", "policy", "reason"),
+    [
+        (_previous(), OPTIONS, POLICY, None),
+        (
+            _previous(),
+            {**OPTIONS, "max_blocks": 20},
+            POLICY,
+            "max_blocks changed from 200000 to 20",
+        ),
+        (_previous(), {**OPTIONS, "parse_timeout_s": 0.5}, POLICY, "parse_timeout_s shrank"),
+        (_previous(), {**OPTIONS, "max_memory_mb": None}, POLICY, None),
+        (_previous(), OPTIONS, ChunkPolicy(merge_peers=False), "the chunk policy changed"),
+        (_previous(verified=False), OPTIONS, POLICY, "no part-file digests"),
+        (
+            _previous(options={k: v for k, v in OPTIONS.items() if k != "max_nesting"}),
+            OPTIONS,
+            POLICY,
+            "records no max_nesting",
+        ),
+    ],
+    ids=["reusable", "limit", "budget", "more budget", "policy", "no digests", "older options"],
+)
+def test_the_run_wide_reason_nothing_is_reused(
+    previous: PreviousRun, options: dict[str, Any], policy: ChunkPolicy, reason: str | None
+) -> None:
+    """The manifest and the run summary say why an incremental run reused nothing when
+    the reason is run-wide (not a document's own change)."""
+    got = reuse_blocked(previous, options, policy.policy_hash)
+    if reason is None:
+        assert got is None
+    else:
+        assert got is not None and reason in got, got

@@ -21,7 +21,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from kebab_chunk.beam import job
-from kebab_chunk.beam.incremental import NEW, RECHUNKED, REUSED
+from kebab_chunk.beam.incremental import (
+    NEW,
+    NOTHING_REUSED,
+    RECHUNKED,
+    REUSED,
+    incremental_summary,
+)
 from kebab_chunk.beam.manifest import WriteManifest
 from kebab_chunk.beam.write import WriteChunks
 from kebab_chunk.cli.run import main
@@ -89,6 +95,7 @@ def test_an_untouched_multipart_previous_output_is_reused(
     out = tmp_path / "again"
     assert _run(corpus, out, "--previous", str(previous)) == 0
     assert _manifest(out)["incremental"]["documents"][REUSED] == 12
+    assert NOTHING_REUSED not in _manifest(out)["incremental"]
     assert output_chunks(out) == output_chunks(previous)  # (other part sizes: other files)
 
 
@@ -166,6 +173,7 @@ def test_a_previous_output_without_digests_reuses_nothing(
     assert _run(corpus, out, "--previous", str(legacy)) == 0
     got = _manifest(out)["incremental"]["documents"]
     assert got[REUSED] == 0 and got[RECHUNKED] == 12
+    assert "lists no part-file digests" in _manifest(out)["incremental"][NOTHING_REUSED]
     full = tmp_path / "full"
     assert _run(corpus, full) == 0
     assert part_files(out) == part_files(full)
@@ -196,3 +204,7 @@ def test_other_parse_limits_give_the_output_of_a_full_run(tmp_path: Path) -> Non
     assert part_files(out) == part_files(full)
     got = _manifest(out)["incremental"]["documents"]
     assert got[REUSED] == 0 and got[RECHUNKED] + got[NEW] == 3
+    line = incremental_summary(_manifest(out))
+    assert line is not None and line.endswith(
+        "; nothing could be reused: max_blocks changed from 1000 to 20"
+    ), line
