@@ -63,22 +63,31 @@ def check_job_endpoint(runner: object, options: PipelineOptions) -> None:
 
 
 def job_server_jar_error(exc: BaseException, options: PipelineOptions) -> RunSetupError | None:
-    """The sentence for Beam's failure to find or download a job server jar (None for any
-    other exception)."""
+    """The sentence for Beam's failure to find or download a job server jar or a Prism
+    binary (None for any other exception)."""
     message = str(exc)
-    if (prism := _prism_error(message)) is not None:
-        return prism
-    fetch = re.match(r"Unable to fetch remote job server jar at (\S+?):? ", message)
-    local = re.match(r'Unable to parse jar URL "([^"]*)"', message)
-    if fetch is None and local is None:
+    if (prism := _missing(message, "prism binary", "binary")) is not None:
+        downloaded, where = prism
+        what = (
+            f"PrismRunner could not download its Prism binary ({where})"
+            if downloaded
+            else f"the Prism binary {where!r} does not exist"
+        )
+        return RunSetupError(
+            f"{what}; build Prism at your Apache Beam version with Go (go install "
+            "github.com/apache/beam/sdks/v2/go/cmd/prism@vVERSION) and pass "
+            f"--prism_location=PATH ({_HOW_TO_GET_A_JOB_SERVER})."
+        )
+    if (jar := _missing(message, "job server jar", "jar")) is None:
         return None
+    downloaded, where = jar
     runner = str(options.get_all_options().get("runner") or "the runner")
     flag = "--spark_job_server_jar" if "spark" in runner.lower() else "--flink_job_server_jar"
-    if local is not None:
-        what = f"the job server jar {local.group(1)!r} does not exist"
-    else:
-        assert fetch is not None
-        what = f"{runner} could not download its job server jar ({fetch.group(1)})"
+    what = (
+        f"{runner} could not download its job server jar ({where})"
+        if downloaded
+        else f"the job server jar {where!r} does not exist"
+    )
     return RunSetupError(
         f"{what}; pass {flag}=PATH naming a job server jar of your Apache Beam version, or "
         "start a job server and use --runner=PortableRunner --job_endpoint=HOST:PORT "
@@ -86,19 +95,11 @@ def job_server_jar_error(exc: BaseException, options: PipelineOptions) -> RunSet
     )
 
 
-def _prism_error(message: str) -> RunSetupError | None:
-    """The sentence for Beam's failure to download or find a Prism binary, else None."""
-    fetch = re.match(r"Unable to fetch remote prism binary at (\S+?):? ", message)
-    local = re.match(r'Unable to parse binary URL "([^"]*)"', message)
-    if fetch is None and local is None:
-        return None
-    if local is not None:
-        what = f"the Prism binary {local.group(1)!r} does not exist"
-    else:
-        assert fetch is not None
-        what = f"PrismRunner could not download its Prism binary ({fetch.group(1)})"
-    return RunSetupError(
-        f"{what}; build Prism at your Apache Beam version with Go (go install "
-        "github.com/apache/beam/sdks/v2/go/cmd/prism@vVERSION) and pass "
-        f"--prism_location=PATH ({_HOW_TO_GET_A_JOB_SERVER})."
-    )
+def _missing(message: str, remote: str, local: str) -> tuple[bool, str] | None:
+    """(True, URL) for Beam's "Unable to fetch remote <remote> at URL", (False, PATH) for
+    its "Unable to parse <local> URL "PATH"", None for any other message."""
+    if fetched := re.match(rf"Unable to fetch remote {remote} at (\S+?):? ", message):
+        return True, fetched.group(1)
+    if parsed := re.match(rf'Unable to parse {local} URL "([^"]*)"', message):
+        return False, parsed.group(1)
+    return None
