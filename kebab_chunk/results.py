@@ -55,7 +55,7 @@ def read_chunks(output: str | os.PathLike[str], label: str | None = None) -> lis
         )
     if not manifest["counts"]["chunks_total"]:
         return []
-    rows = _chunks_table(root).to_pylist()
+    rows = _chunks_table(root, manifest=manifest).to_pylist()
     chunks = [row_to_chunk(row) for row in rows if label is None or row["chunker_version"] == label]
     chunks.sort(key=lambda c: (c.chunker_version, c.source_uri, c.position))
     return chunks
@@ -67,9 +67,9 @@ def read_documents(output: str | os.PathLike[str]) -> list[DocumentRow]:
     Each row says what became of the file (``chunked``, ``zero_chunks`` or ``error``),
     with its title, front matter, warnings and chunk counts per label.
     """
-    root, _ = _open(output)
+    root, manifest = _open(output)
     try:
-        rows = _documents_table(root).to_pylist()
+        rows = _documents_table(root, manifest=manifest).to_pylist()
     except FileNotFoundError:
         raise OutputDirError(
             f"{os.fspath(output)!r} has no documents table (it was written by an older "
@@ -80,4 +80,5 @@ def read_documents(output: str | os.PathLike[str]) -> list[DocumentRow]:
 
 def read_errors(output: str | os.PathLike[str]) -> list[ErrorRecord]:
     """The dead-letter rows of a finished output, in their file's (deterministic) order."""
-    return [row_to_error(row) for row in _errors_table(_open(output)[0]).to_pylist()]
+    root, manifest = _open(output)
+    return [row_to_error(row) for row in _errors_table(root, manifest).to_pylist()]

@@ -33,14 +33,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import pyarrow.dataset as pads
-import pyarrow.fs as pafs
+import pyarrow.compute as pc
 
 from kebab_chunk._quote import safe_text
 from kebab_chunk.errors import OutputDirError
-from kebab_chunk.output.finished import open_output, output_filesystem
-from kebab_chunk.output.reader import read_checked
-from kebab_chunk.output.schema import CHUNK_FILE_SCHEMA, PARTITION_COLUMN
+from kebab_chunk.output.finished import open_output
+from kebab_chunk.output.layout import CHUNKS_DIR
+from kebab_chunk.output.reader import latest_manifest, read_chunks
+from kebab_chunk.output.schema import PARTITION_COLUMN
 
 __all__ = [
     "IdealReembed",
@@ -68,28 +68,24 @@ _COLUMNS = ("chunk_id", *_CONTENT, *_METADATA)
 _LISTED = 10
 
 
-def label_partitions(path: str) -> list[str]:
-    """The labels that have a ``chunks/chunker_version=<label>/`` partition, sorted."""
-    fs, inner = output_filesystem(path, "output")
-    selector = pafs.FileSelector(f"{inner}/chunks", allow_not_found=True)
-    prefix = f"{PARTITION_COLUMN}="
+def label_partitions(path: str, manifest: Mapping[str, Any] | None = None) -> list[str]:
+    """The labels with a ``chunks/chunker_version=<label>/`` partition, sorted: those whose
+    files ``manifest`` lists (None: the output's latest snapshot)."""
+    listing = manifest if manifest is not None else latest_manifest(path)
+    prefix = f"{CHUNKS_DIR}/{PARTITION_COLUMN}="
     return sorted(
-        info.base_name[len(prefix) :]
-        for info in fs.get_file_info(selector)
-        if info.type == pafs.FileType.Directory and info.base_name.startswith(prefix)
+        {
+            str(entry["path"])[len(prefix) :].split("/", 1)[0]
+            for entry in listing["outputs"].get(CHUNKS_DIR) or ()
+            if str(entry["path"]).startswith(prefix)
+        }
     )
 
 
-def _read_label(path: str, label: str, what: str) -> dict[str, dict[str, Any]]:
+def _read_label(path: str, manifest: Mapping[str, Any], label: str) -> dict[str, dict[str, Any]]:
     """chunk_id -> row (the compared columns) of one label partition."""
-    fs, inner = output_filesystem(path, what)
-    directory = f"{inner}/chunks/{PARTITION_COLUMN}={label}"
-    table = read_checked(
-        f"{path}/chunks/{PARTITION_COLUMN}={label}",
-        lambda: pads.dataset(
-            directory, format="parquet", schema=CHUNK_FILE_SCHEMA, filesystem=fs
-        ).to_table(columns=list(_COLUMNS)),
-    )
+    table = read_chunks(path, columns=[*_COLUMNS, PARTITION_COLUMN], manifest=manifest)
+    table = table.filter(pc.field(PARTITION_COLUMN) == label).select(list(_COLUMNS))
     return {str(row["chunk_id"]): row for row in table.to_pylist()}
 
 
@@ -385,11 +381,16 @@ def ideal_reembed(
     return IdealReembed(chunks, tokens, "; ".join(notes))
 
 
-def diff_outputs(old: str, new: str) -> OutputDiff:
-    """Compare the chunk datasets of two finished outputs, label by label."""
-    old, _ = open_output(old, "OLD_OUTPUT")
-    new, _ = open_output(new, "NEW_OUTPUT")
-    old_labels, new_labels = set(label_partitions(old)), set(label_partitions(new))
+def diff_outputs(
+    old: str, new: str, *, old_snapshot: int | None = None, new_snapshot: int | None = None
+) -> OutputDiff:
+    """Compare the chunk datasets of two finished outputs, label by label (each as its
+    latest snapshot, or the snapshot given: two snapshots of one updated output compare
+    the same way)."""
+    old, old_manifest = open_output(old, "OLD_OUTPUT", snapshot=old_snapshot)
+    new, new_manifest = open_output(new, "NEW_OUTPUT", snapshot=new_snapshot)
+    old_labels = set(label_partitions(old, old_manifest))
+    new_labels = set(label_partitions(new, new_manifest))
     diffs = []
     for label in sorted(old_labels | new_labels):
         status = (
@@ -397,8 +398,8 @@ def diff_outputs(old: str, new: str) -> OutputDiff:
             if label in old_labels & new_labels
             else ("only_old" if label in old_labels else "only_new")
         )
-        before = _read_label(old, label, "OLD_OUTPUT") if label in old_labels else {}
-        after = _read_label(new, label, "NEW_OUTPUT") if label in new_labels else {}
+        before = _read_label(old, old_manifest, label) if label in old_labels else {}
+        after = _read_label(new, new_manifest, label) if label in new_labels else {}
         diffs.append(compare_label(label, before, after, status))
     return OutputDiff(old, new, diffs)
 

@@ -30,6 +30,7 @@ from kebab_chunk.output.schema import (
     ERROR_SCHEMA,
     SCHEMA_VERSION,
 )
+from kebab_chunk.output.snapshots import live_deletes, snapshot_ids, snapshot_name
 
 __all__ = ["normalise_path", "open_output", "output_filesystem"]
 
@@ -62,11 +63,15 @@ def output_filesystem(path: str, what: str) -> tuple[pafs.FileSystem, str]:
 
 
 def open_output(
-    path: str, what: str, *, remedy: str = "run the job again"
+    path: str, what: str, *, remedy: str = "run the job again", snapshot: int | None = None
 ) -> tuple[str, dict[str, Any]]:
     """Check that ``path`` holds a finished, whole kebab-chunk output; returns (normalised
     path, manifest). ``what`` names the argument in the one-sentence error (e.g.
-    ``OLD_OUTPUT``, ``--previous``); ``remedy`` ends the sentence about a damaged output."""
+    ``OLD_OUTPUT``, ``--previous``); ``remedy`` ends the sentence about a damaged output.
+
+    An updated output (kebab_chunk/output/snapshots.py) is read as its latest committed
+    snapshot, or as snapshot ``snapshot`` when given ("the chunks as of run N"); its
+    ``manifest.json`` is only a copy of the latest one for other tools."""
     if not path.strip():
         raise OutputDirError(f"{what} is empty; give the --output directory of a finished run.")
     path = normalise_path(path)
@@ -81,7 +86,15 @@ def open_output(
         raise OutputDirError(
             f"{what} {path!r} is a file; give the output directory that holds manifest.json."
         )
-    manifest_path = f"{inner}/{MANIFEST_NAME}"
+    ids = snapshot_ids(path)
+    if snapshot is not None and snapshot not in (ids or [1]):
+        have = ", ".join(map(str, ids)) if ids else "1 (it was never updated)"
+        raise OutputDirError(
+            f"{what} {path!r} has no snapshot {snapshot}; its snapshots are {have}."
+        )
+    manifest_path = (
+        f"{inner}/{snapshot_name(snapshot or ids[-1])}" if ids else (f"{inner}/{MANIFEST_NAME}")
+    )
     if fs.get_file_info(manifest_path).type != pafs.FileType.File:
         raise OutputDirError(
             f"{what} {path!r} has no {MANIFEST_NAME}, so it is not a finished kebab-chunk "
@@ -116,10 +129,8 @@ def open_output(
             f"{what} {path!r} has no {CHUNKS_DIR}/ directory; the output is incomplete, so "
             f"{remedy}."
         )
-    if problem := _check_listed(fs, inner, manifest["outputs"]):
-        raise OutputDirError(
-            f"{what} {path!r} {problem}; the output is damaged, so {remedy}."
-        )
+    if problem := _check_listed(fs, inner, manifest):
+        raise OutputDirError(f"{what} {path!r} {problem}; the output is damaged, so {remedy}.")
     return path, manifest
 
 
@@ -146,13 +157,20 @@ def _check_shape(manifest: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _check_listed(fs: pafs.FileSystem, inner: str, outputs: Mapping[str, Any]) -> str | None:
+def _check_listed(fs: pafs.FileSystem, inner: str, manifest: Mapping[str, Any]) -> str | None:
     """Whether the part files are exactly those the manifest lists, each with its table's
     columns and listed row count (as a phrase saying what is wrong), or None.
 
     One recursive listing per directory and one footer read per file. Files whose name or
     folder starts with ``.`` or ``_`` are not compared: pyarrow's dataset readers skip them.
+    A snapshot of an updated output shares its directories with its other snapshots, so
+    there only the listed files (and its delete files) must be present; others may be.
     """
+    outputs = manifest["outputs"]
+    shared = "snapshot" in manifest
+    for entry in live_deletes(manifest):
+        if fs.get_file_info(f"{inner}/{entry['path']}").type != pafs.FileType.File:
+            return f"lacks {entry['path']} although its snapshot lists it"
     for kind, columns in _LISTED_KINDS.items():
         entries = {str(entry["path"]): entry for entry in outputs.get(kind, [])}
         listed = {name: int(entry["rows"]) for name, entry in entries.items()}
@@ -166,7 +184,7 @@ def _check_listed(fs: pafs.FileSystem, inner: str, outputs: Mapping[str, Any]) -
         read = {p for p in present if not any(n.startswith((".", "_")) for n in p.split("/"))}
         if missing := sorted(set(listed) - present):
             return f"lacks {missing[0]} although its {MANIFEST_NAME} lists it"
-        if extra := sorted(read - set(listed)):
+        if not shared and (extra := sorted(read - set(listed))):
             return f"holds {extra[0]}, which its {MANIFEST_NAME} does not list"
         for name, rows in sorted(listed.items()):
             try:

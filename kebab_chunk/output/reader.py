@@ -2,20 +2,26 @@
 
 The public way back from Parquet for code that does not want to know the layout
 (kebab_chunk/output/layout.py) or the hive partitioning of ``chunks/``. Callers check the
-output with :func:`kebab_chunk.output.finished.open_output` first; a part file that is
-still unreadable here is one OutputDirError sentence, never a raw pyarrow error.
-A table's missing directory stays FileNotFoundError (an output without a documents table).
+output with :func:`kebab_chunk.output.finished.open_output` first and pass its manifest
+(a snapshot, for an updated output): only the files it lists are read, minus the rows its
+delete files remove (kebab_chunk/output/snapshots.py), so an updated output's older files
+never leak in. A part file that is still unreadable here is one OutputDirError sentence,
+never a raw pyarrow error. A table the manifest does not list at all stays
+FileNotFoundError (an output without a documents table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
+import pyarrow.fs as pafs
 
 from kebab_chunk.errors import OutputDirError
-from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, join
+from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME, join
 from kebab_chunk.output.schema import (
     CHUNK_FILE_SCHEMA,
     CHUNK_SCHEMA,
@@ -23,6 +29,7 @@ from kebab_chunk.output.schema import (
     ERROR_SCHEMA,
     PARTITION_COLUMN,
 )
+from kebab_chunk.output.snapshots import load_snapshot, read_live, snapshot_ids
 
 __all__ = ["read_checked", "read_chunks", "read_documents", "read_errors"]
 
@@ -42,48 +49,93 @@ def read_checked(directory: str, read: Callable[[], pa.Table]) -> pa.Table:
         ) from None
 
 
-def read_chunks(output: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read ``OUTPUT/chunks`` as one table with the ``chunker_version`` column restored."""
+def latest_manifest(output: str) -> dict[str, Any]:
+    """The manifest readers follow: the latest snapshot, else ``manifest.json`` (unchecked:
+    callers that have not opened the output with ``open_output`` get what is there)."""
+    ids = snapshot_ids(output)
+    if ids:
+        return load_snapshot(output, ids[-1])
+    fs, inner = (
+        pafs.FileSystem.from_uri(output)
+        if "://" in output
+        else (
+            pafs.LocalFileSystem(),
+            output,
+        )
+    )
+    with fs.open_input_stream(f"{inner}/{MANIFEST_NAME}") as f:
+        manifest: dict[str, Any] = json.loads(f.read().decode("utf-8"))
+    return manifest
+
+
+def _read_table(
+    output: str,
+    manifest: Mapping[str, Any] | None,
+    kind: str,
+    dataset: Callable[[list[str]], pads.Dataset],
+    columns: Sequence[str] | None,
+) -> pa.Table:
+    listing = manifest if manifest is not None else latest_manifest(output)
+    if kind not in listing.get("outputs", {}):
+        raise FileNotFoundError(join(output, kind))
+    directory = join(output, kind)
+    return read_checked(directory, lambda: read_live(output, listing, kind, dataset, columns))
+
+
+def read_chunks(
+    output: str,
+    columns: Sequence[str] | None = None,
+    manifest: Mapping[str, Any] | None = None,
+) -> pa.Table:
+    """Read the chunks table as one table with the ``chunker_version`` column restored
+    (the files ``manifest`` lists; None: the latest snapshot's)."""
     partitioning = pads.partitioning(
         pa.schema([pa.field(PARTITION_COLUMN, pa.string())]), flavor="hive"
     )
     schema = CHUNK_FILE_SCHEMA.append(pa.field(PARTITION_COLUMN, pa.string()))
     directory = join(output, CHUNKS_DIR)
-    table = read_checked(
-        directory,
-        lambda: pads.dataset(
-            directory, format="parquet", partitioning=partitioning, schema=schema
-        ).to_table(columns=list(columns) if columns else None),
-    )
+
+    def dataset(paths: list[str]) -> pads.Dataset:
+        return pads.dataset(
+            paths,
+            format="parquet",
+            partitioning=partitioning,
+            partition_base_dir=directory,
+            schema=schema,
+        )
+
+    table = _read_table(output, manifest, CHUNKS_DIR, dataset, columns)
     if columns:
         return table
     return table.select(CHUNK_SCHEMA.names)
 
 
-def read_errors(output: str) -> pa.Table:
-    """Read ``OUTPUT/errors`` as one table."""
-    directory = join(output, ERRORS_DIR)
-    return read_checked(
-        directory,
-        lambda: pads.dataset(directory, format="parquet", schema=ERROR_SCHEMA).to_table(),
-    )
+def read_errors(output: str, manifest: Mapping[str, Any] | None = None) -> pa.Table:
+    """Read the errors table as one table."""
+
+    def dataset(paths: list[str]) -> pads.Dataset:
+        return pads.dataset(paths, format="parquet", schema=ERROR_SCHEMA)
+
+    return _read_table(output, manifest, ERRORS_DIR, dataset, None)
 
 
-def read_documents(output: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """Read ``OUTPUT/documents`` as one table (all columns, or ``columns``), rows sorted by
+def read_documents(
+    output: str,
+    columns: Sequence[str] | None = None,
+    manifest: Mapping[str, Any] | None = None,
+) -> pa.Table:
+    """Read the documents table as one table (all columns, or ``columns``), rows sorted by
     ``source_uri``.
 
     One row per matched file (kebab_chunk/output/records.py, ``DocumentRow``). Raises
     FileNotFoundError for an output written before the documents table existed.
     """
     wanted = list(dict.fromkeys(["source_uri", *columns])) if columns else None
-    directory = join(output, DOCUMENTS_DIR)
-    table = read_checked(
-        directory,
-        lambda: pads.dataset(directory, format="parquet", schema=DOCUMENT_SCHEMA).to_table(
-            columns=wanted
-        ),
-    )
+
+    def dataset(paths: list[str]) -> pads.Dataset:
+        return pads.dataset(paths, format="parquet", schema=DOCUMENT_SCHEMA)
+
+    table = _read_table(output, manifest, DOCUMENTS_DIR, dataset, wanted)
     if table.num_rows > 1:  # several part files are each sorted: restore the one order
         table = table.sort_by("source_uri")
     return table.select(list(columns)) if columns else table
