@@ -32,7 +32,7 @@ from typing import Any
 from apache_beam.runners.runner import PipelineState
 
 from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
-from kebab_chunk.beam.job import RunConfig, load_previous_run
+from kebab_chunk.beam.job import RunConfig, check_update_options, load_previous_run
 from kebab_chunk.beam.job import run as run_job
 from kebab_chunk.beam.locations import check_filesystems, resolve_corpora
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S
@@ -93,6 +93,7 @@ def configure(
     limits: ParseLimits = DEFAULT_LIMITS,
     media_types: Mapping[str, str] | None = None,
     skip_unsupported: bool = False,
+    update: bool = False,
 ) -> RunConfig:
     """A validated :class:`RunConfig` (the arguments of :func:`run`); nothing is written.
 
@@ -104,11 +105,17 @@ def configure(
     ``["md-mistune-v1"]``); ``policy=None`` is ``ChunkPolicy()``. ``media_types`` maps
     extensions to a supported media type (``{".rst": "text/plain"}``); with
     ``skip_unsupported`` a file no parser reads is counted as skipped instead of becoming
-    an error row (docs/corpus-selection.md). Raises a KebabError with one sentence on any
-    bad value.
+    an error row (docs/corpus-selection.md). ``update`` commits a new snapshot of the
+    output already in ``output``, reading, parsing and writing only what changed
+    (docs/scheduling.md; no output there yet: a full run). Raises a KebabError with one
+    sentence on any bad value.
     """
+    check_update_options(update, overwrite=overwrite, previous=previous)
     for name, value in (
-        ("chunkers", chunkers), ("parsers", parsers), ("include", include), ("exclude", exclude)
+        ("chunkers", chunkers),
+        ("parsers", parsers),
+        ("include", include),
+        ("exclude", exclude),
     ):
         if isinstance(value, str):
             raise UsageError(
@@ -165,6 +172,7 @@ def configure(
         max_file_bytes=max_file_bytes,
         parse_timeout_s=parse_timeout_s,
         overwrite=overwrite,
+        update=update,
         previous=load_previous_run(
             os.fspath(previous) if previous is not None else None, output_path
         ),

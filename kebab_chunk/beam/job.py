@@ -11,6 +11,7 @@ DirectRunner, Flink, Spark, Prism or Dataflow (docs/runners.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,7 @@ from kebab_chunk.beam.incremental import (
     reuse_previous,
 )
 from kebab_chunk.beam.job_service import check_job_endpoint, job_server_jar_error
-from kebab_chunk.beam.locations import CorpusLocation, prepare_output
+from kebab_chunk.beam.locations import CorpusLocation, check_output_location, prepare_output
 from kebab_chunk.beam.manifest import run_info
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
 from kebab_chunk.beam.progress import (
@@ -45,8 +46,18 @@ from kebab_chunk.beam.progress import (
     launch_progress,
     worker_log_args,
 )
+from kebab_chunk.beam.read import ReadAgain
+from kebab_chunk.beam.update import (
+    BaseSnapshot,
+    CommitSnapshot,
+    PlanUpdate,
+    first_snapshot,
+    load_base,
+)
 from kebab_chunk.corpus import CorpusFilter
+from kebab_chunk.errors import UsageError
 from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.output.snapshots import snapshot_prefix
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
 
@@ -56,10 +67,12 @@ __all__ = [
     "DEFAULT_PARSERS",
     "RunConfig",
     "build_pipeline",
+    "check_update_options",
     "corpus_options",
     "execute",
     "limit_options",
     "load_previous_run",
+    "prepare",
     "run",
 ]
 
@@ -96,6 +109,10 @@ class RunConfig:
     # whether a file no parser reads is skipped (counted apart) instead of an error row.
     media_types: MediaTypeMap = DEFAULT_MEDIA_TYPES
     skip_unsupported: bool = False
+    # --update: commit a new snapshot of --output, reusing what did not change
+    # (kebab_chunk/beam/update.py). ``base`` is its latest snapshot, read under the claim.
+    update: bool = False
+    base: BaseSnapshot | None = None
 
 
 def limit_options(config: RunConfig) -> dict[str, Any]:
@@ -128,9 +145,7 @@ def load_previous_run(previous: str | None, output: str) -> PreviousRun | None:
     return load_previous(previous, output=output) if previous is not None else None
 
 
-def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
-    """Wire the transforms; ``output`` is the prepared (normalised) output path."""
-    labels = run_labels(config.labels)
+def _header(config: RunConfig, labels: Sequence[str]) -> dict[str, Any]:
     header = manifest_header(
         labels=labels,
         requested=config.labels,
@@ -142,13 +157,107 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     header["options"].update(corpus_options(config))
     header["options"]["parsers"] = [v for _, v in config.parsers.overrides] or None
     header["parsers"] = config.parsers.effective()
-    read = p | "Read corpus" >> ReadCorpus(
+    return header
+
+
+def _read_corpus(config: RunConfig) -> ReadCorpus:
+    return ReadCorpus(
         config.corpus,
         max_file_bytes=config.max_file_bytes,
         corpus_filter=config.corpus_filter,
         media_types=config.media_types,
         skip_unsupported=config.skip_unsupported,
     )
+
+
+def _parse_and_chunk(config: RunConfig) -> ParseAndChunk:
+    return ParseAndChunk(
+        config.labels,
+        config.policy,
+        parse_fn=config.parsers,
+        parse_timeout_s=config.parse_timeout_s,
+        chunk_timeout_s=config.chunk_timeout_s,
+        limits=config.limits,
+        max_memory_mb=config.max_memory_mb,
+    )
+
+
+def _run_info(p: beam.Pipeline, config: RunConfig, output: str) -> dict[str, Any]:
+    info = run_info(
+        input_path=config.input,
+        output=output,
+        pipeline_options=p.options.get_all_options(drop_default=True),
+    )
+    if len(config.inputs) > 1:
+        info["inputs"] = list(config.inputs)
+    return info
+
+
+def build_update_pipeline(p: beam.Pipeline, config: RunConfig, base: BaseSnapshot) -> None:
+    """``run --update``: the snapshot ``base.next`` of ``base.output``, reading and writing
+    only what changed (kebab_chunk/beam/update.py)."""
+    output = base.output
+    labels = run_labels(config.labels)
+    header = _header(config, labels)
+    prefix = snapshot_prefix(base.next)
+    reader = _read_corpus(config)
+    read = p | "Read corpus" >> reader
+    plan = read | "Plan update" >> PlanUpdate(
+        base, config.labels, config.policy, config.parsers, options=header["options"]
+    )
+    again = plan["to_read"] | "Read changed files" >> ReadAgain(reader)
+    chunked = again["documents"] | "Parse and chunk documents" >> _parse_and_chunk(config)
+    stored = chunked["chunks"] | "Write chunks" >> WriteChunks(output, labels, prefix=prefix)
+    errors = (
+        read["errors"],
+        again["errors"],
+        chunked["parse_errors"],
+        chunked["chunk_errors"],
+        stored["errors"],
+    ) | "Collect errors" >> beam.Flatten()
+    written = (
+        stored["written"],
+        errors | "Write errors" >> WriteErrors(output, prefix=prefix),
+    ) | "Collect written files" >> beam.Flatten()
+    outcomes = (chunked["outcomes"], plan["outcomes"]) | "All outcomes" >> beam.Flatten()
+    counts = (stored["chunk_counts"], plan["chunk_counts"]) | "All counts" >> beam.Flatten()
+    skipped = (read["skipped"], again["skipped"]) | "All skipped" >> beam.Flatten()
+    _ = {
+        "outcomes": chunked["outcomes"],
+        "reused_outcomes": plan["outcomes"],
+        "read_errors": read["errors"],
+        "skipped": read["skipped"],
+        "parse_errors": chunked["parse_errors"],
+        "chunk_errors": chunked["chunk_errors"],
+        "write_errors": stored["errors"],
+    } | "Report progress" >> ReportProgress()
+    info = _run_info(p, config, output)
+
+    def commit(summary: Any, files: Any) -> Any:
+        return summary | "Commit snapshot" >> CommitSnapshot(
+            base, labels, header, info, written=files, deleted=plan["deleted"]
+        )
+
+    _ = {
+        "files": read["files"],
+        "skipped": skipped,
+        "outcomes": outcomes,
+        "chunk_counts": counts,
+        "errors": errors,
+        "written": written,
+        "carried": plan["carried"],
+        "incremental": plan["counts"],
+    } | "Write manifest" >> WriteManifest(output, header, info, prefix=prefix, commit=commit)
+
+
+def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
+    """Wire the transforms; ``output`` is the prepared (normalised) output path."""
+    if config.base is not None:
+        build_update_pipeline(p, config, config.base)
+        return
+    labels = run_labels(config.labels)
+    header = _header(config, labels)
+    read = p | "Read corpus" >> _read_corpus(config)
     # The reuse rule compares this run's recorded options with the previous manifest's.
     reuse = reuse_previous(
         config.previous,
@@ -158,15 +267,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         config.parsers,
         options=header["options"],
     )
-    chunked = reuse.documents | "Parse and chunk documents" >> ParseAndChunk(
-        config.labels,
-        config.policy,
-        parse_fn=config.parsers,
-        parse_timeout_s=config.parse_timeout_s,
-        chunk_timeout_s=config.chunk_timeout_s,
-        limits=config.limits,
-        max_memory_mb=config.max_memory_mb,
-    )
+    chunked = reuse.documents | "Parse and chunk documents" >> _parse_and_chunk(config)
     # WriteChunks also enforces one record per (label, chunk_id): chunks are grouped once.
     stored = reuse.with_chunks(chunked["chunks"]) | "Write chunks" >> WriteChunks(output, labels)
     errors = (
@@ -179,13 +280,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
         stored["written"],
         errors | "Write errors" >> WriteErrors(output),
     ) | "Collect written files" >> beam.Flatten()
-    info = run_info(
-        input_path=config.input,
-        output=output,
-        pipeline_options=p.options.get_all_options(drop_default=True),
-    )
-    if len(config.inputs) > 1:
-        info["inputs"] = list(config.inputs)
+    info = _run_info(p, config, output)
     outcomes = reuse.with_outcomes(chunked["outcomes"])
     # Unmerged inputs: on the in-memory DirectRunner a Flatten runs only after every stage
     # feeding it has finished, so merged errors would reach the bar only at the end.
@@ -213,8 +308,36 @@ def run(config: RunConfig, beam_args: Sequence[str]) -> tuple[PipelineResult, st
     """Claim and prepare the output, run the job to completion; returns the result and
     output path. The claim (kebab_chunk/beam/claim.py) keeps other runs out until the end."""
     with claim_output(config.output, corpus=config.corpus):
-        output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+        config, output = prepare(config)
         return execute(config, beam_args, output), output
+
+
+def check_update_options(update: bool, *, overwrite: bool, previous: object) -> None:
+    """Refuse, in one sentence, ``update`` beside an option that contradicts it."""
+    if update and overwrite:
+        raise UsageError(
+            "--update adds a snapshot to the output in --output and --overwrite replaces it; "
+            "pass only one of them."
+        )
+    if update and previous is not None:
+        raise UsageError(
+            "--update builds on the output in --output itself, so --previous (which copies "
+            "into a new output) cannot go with it; drop one of them."
+        )
+
+
+def prepare(config: RunConfig) -> tuple[RunConfig, str]:
+    """Under the output's claim: what the run writes into. With ``update`` and a finished
+    output there, its latest snapshot becomes the base (read now, so no other run can
+    commit before this one starts); otherwise the output is prepared for a full run
+    (``prepare_output``: empty, or emptied with ``overwrite``)."""
+    if config.update:
+        check_output_location(config.output, corpus=config.corpus)
+        base = load_base(config.output)
+        if base is not None:
+            first_snapshot(base)
+            return dataclasses.replace(config, base=base), base.output
+    return config, prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
 
 
 def execute(config: RunConfig, beam_args: Sequence[str], output: str) -> PipelineResult:

@@ -295,10 +295,15 @@ def prepare_output(output: str, *, overwrite: bool, corpus: CorpusLocation) -> s
     else:
         found = FileSystems.match([path + "/**"])[0].metadata_list
         doomed = [m.path for m in found if m.path[len(path) + 1 :] != LOCK_NAME]
+    # What marks an output finished goes first: the snapshots, then the manifest.
+    snapshots = f"{path}/_snapshots"
+    first = [d for d in doomed if d == snapshots or d.startswith(snapshots + "/")]
     manifest = f"{path}/{MANIFEST_NAME}"
     if manifest in doomed:
-        FileSystems.delete([manifest])
-    rest = [d for d in doomed if d != manifest]
+        first.append(manifest)
+    for marker in first:
+        FileSystems.delete([marker])
+    rest = [d for d in doomed if d not in first]
     if rest:
         FileSystems.delete(rest)
     if _is_local(path):

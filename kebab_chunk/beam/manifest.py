@@ -30,11 +30,12 @@ holds the where and when (paths, runner options, timestamps, library versions).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -79,9 +80,7 @@ MANIFEST_VERSION = 1
 #: inconsistent and skipped files.
 _MAX_LISTED = 100
 #: The accounting equation, as the manifest states it.
-EQUATION = (
-    "files_matched = documents_chunked + documents_with_zero_chunks + errors + skipped"
-)
+EQUATION = "files_matched = documents_chunked + documents_with_zero_chunks + errors + skipped"
 
 CHUNKED, ZERO_CHUNKS, ERROR, SKIPPED = "chunked", "zero_chunks", "errors", "skipped"
 UNACCOUNTED, UNEXPECTED, INCONSISTENT = "unaccounted", "unexpected", "inconsistent"
@@ -117,6 +116,7 @@ class FileAccount:
     detected_media_type: str | None = None  # as the read step saw it (None: unknown)
     content_hash: str | None = None  # None: never read
     facts: DocumentFacts | None = None  # None: never parsed
+    carried: bool = False  # an update reused it: its documents row stays where it is
 
     def document_row(self) -> DocumentRow | None:
         """The documents-table row of this file (None for a file that was not matched)."""
@@ -262,6 +262,8 @@ class _ClassifyFn(beam.DoFn):
             content_hash=content_hash,
             facts=outcome.facts if outcome else None,
         )
+        if any(True for _ in grouped.get("carried", ())):
+            account = dataclasses.replace(account, carried=True)
         if account.matched:
             metrics.inc("files_matched")
             metrics.inc(metrics.keyed("files", media_type))
@@ -337,9 +339,7 @@ def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> d
     errors: dict[str, dict[str, int]] = {}
     for key, n in sorted(counts.items()):
         if key[0] == "media":
-            media.setdefault(
-                key[1], {"files": 0, CHUNKED: 0, ZERO_CHUNKS: 0, ERROR: 0, SKIPPED: 0}
-            )
+            media.setdefault(key[1], {"files": 0, CHUNKED: 0, ZERO_CHUNKS: 0, ERROR: 0, SKIPPED: 0})
             media[key[1]][key[2]] = n
         elif key[0] == "chunks":
             chunks[key[1]] = n
@@ -442,12 +442,17 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         info: Mapping[str, Any],
         *,
         document_rows_per_file: int = DEFAULT_DOCUMENT_ROWS_PER_FILE,
+        prefix: str = "",
+        commit: Callable[[PCollection[Any], PCollection[WrittenFile]], PCollection[str]]
+        | None = None,
     ) -> None:
         super().__init__()
         self._output = output.rstrip("/")
         self._header = dict(header)
         self._info = dict(info)
         self._rows_per_file = document_rows_per_file
+        self._prefix = prefix
+        self._commit = commit
 
     def expand(self, inputs: Mapping[str, PCollection[Any]]) -> PCollection[str]:
         files = inputs["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, f))
@@ -467,6 +472,10 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
             joined["skipped"] = inputs["skipped"] | "Key skipped files" >> beam.Map(
                 lambda f: (f.source_uri, f)
             )
+        if "carried" in inputs:
+            joined["carried"] = inputs["carried"] | "Key carried documents" >> beam.Map(
+                lambda uri: (uri, True)
+            )
         accounts = (
             joined
             | "Join per file" >> beam.CoGroupByKey()
@@ -476,7 +485,8 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         documents = (
             accounts
             | "Documents table rows" >> beam.FlatMap(_document_row)
-            | "Write documents" >> WriteDocuments(self._output, rows_per_file=self._rows_per_file)
+            | "Write documents"
+            >> WriteDocuments(self._output, rows_per_file=self._rows_per_file, prefix=self._prefix)
         )
         written = (
             inputs["written"],
@@ -486,6 +496,8 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
             summary = summary | "Add incremental counts" >> beam.Map(
                 _with_incremental, AsSingleton(inputs["incremental"])
             )
+        if self._commit is not None:  # run --update: kebab_chunk/beam/update.py
+            return self._commit(summary, written)
         path: PCollection[str] = summary | "Write manifest" >> beam.ParDo(
             _WriteManifestFn(self._output, self._header, self._info),
             AsList(written),
@@ -494,6 +506,8 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
 
 
 def _document_row(account: FileAccount) -> Iterator[DocumentRow]:
+    if account.carried:
+        return
     row = account.document_row()
     if row is not None:
         yield row
@@ -511,15 +525,16 @@ def _shard_count(rows: int, rows_per_file: int) -> int:
 class _WriteDocumentsFn(beam.DoFn):
     """One documents part file: the shard's rows sorted by source_uri."""
 
-    def __init__(self, output: str) -> None:
+    def __init__(self, output: str, prefix: str = "") -> None:
         self._output = output
+        self._prefix = prefix
 
     def process(
         self, element: tuple[int, Iterable[DocumentRow | None]], count: int
     ) -> Iterator[WrittenFile]:
         index, rows = element
         table = documents_table(r for r in rows if r is not None)
-        relative = f"{DOCUMENTS_DIR}/{part_name(index, count)}"
+        relative = f"{DOCUMENTS_DIR}/{self._prefix}{part_name(index, count)}"
         with FileSystems.create(
             f"{self._output}/{relative}", mime_type="application/octet-stream"
         ) as f:
@@ -537,12 +552,19 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
     runner. No step holds more than one part's rows. Output: one WrittenFile per part.
     """
 
-    def __init__(self, output: str, *, rows_per_file: int = DEFAULT_DOCUMENT_ROWS_PER_FILE) -> None:
+    def __init__(
+        self,
+        output: str,
+        *,
+        rows_per_file: int = DEFAULT_DOCUMENT_ROWS_PER_FILE,
+        prefix: str = "",
+    ) -> None:
         super().__init__()
         if rows_per_file <= 0:
             raise ValueError(f"rows_per_file must be > 0, got {rows_per_file}")
         self._output = output.rstrip("/")
         self._rows_per_file = rows_per_file
+        self._prefix = prefix
 
     def expand(self, rows: PCollection[DocumentRow]) -> PCollection[WrittenFile]:
         per_file = self._rows_per_file
@@ -562,7 +584,7 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
             | "Documents and part markers" >> beam.Flatten()
             | "Documents per part" >> beam.GroupByKey()
             | "Write documents part files"
-            >> beam.ParDo(_WriteDocumentsFn(self._output), AsSingleton(count))
+            >> beam.ParDo(_WriteDocumentsFn(self._output, self._prefix), AsSingleton(count))
         )
         return written
 

@@ -162,9 +162,7 @@ class LocalFile:
     size: int
 
 
-_OPEN_FLAGS = (
-    os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-)
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 def _outside_message(uri: str) -> str:
@@ -476,10 +474,14 @@ class _ReadFn(beam.DoFn):
             ERRORS, ErrorRecord(uri, "read", error_type, message, media_type=media_type)
         )
 
-    def _read(self, uri: str, raw: bytes | None, head: bytes, size: int) -> Iterator[object]:
+    def _read(
+        self, uri: str, raw: bytes | None, head: bytes, size: int, *, listed: bool = True
+    ) -> Iterator[object]:
+        """``listed=False``: a second read of a file already counted (no SourceFile)."""
         media_type = self._media.detect(uri, head)
         source = SourceFile(uri, media_type, size)
-        yield pvalue.TaggedOutput(FILES, source)
+        if listed:
+            yield pvalue.TaggedOutput(FILES, source)
         if self._skip and not is_supported(media_type):
             yield pvalue.TaggedOutput(SKIPPED, source)
             return
@@ -545,6 +547,79 @@ class _ReadFileFn(_ReadFn):
         except Exception as exc:  # any I/O failure is this file's error row
             first = (str(exc).strip().splitlines() or [""])[0]
             raise ReadRefused(type(exc).__name__, f"cannot read {uri}: {first}") from None
+
+
+class _ReadAgainFn(_ReadFn):
+    """Reads again, by ``source_uri``, a file the first pass already listed, read and
+    counted (``run --update`` keeps only a hash then, and parses the changed files from a
+    second read): the same checks as the first read, and its bytes or one ``read`` error
+    row, never another SourceFile. A file changed between the two reads is chunked as it
+    is now, its ``content_hash`` with it."""
+
+    def process(self, uri: str) -> Iterator[object]:
+        metrics.record_worker()
+        if _is_local(self._root):
+            path = os.path.join(self._root, os.fsdecode(uri_path_bytes(uri)))
+            try:
+                local = read_local(path, os.path.realpath(self._guard_root(path)), uri, self._max)
+            except ReadRefused as refused:
+                yield pvalue.TaggedOutput(
+                    ERRORS,
+                    ErrorRecord(
+                        uri,
+                        "read",
+                        refused.error_type,
+                        refused.message,
+                        media_type=self._media.detect(uri),
+                    ),
+                )
+                return
+            yield from self._read(uri, local.raw, local.head, local.size, listed=False)
+            return
+        try:
+            with FileSystems.open(
+                f"{self._root.rstrip('/')}/{uri}", compression_type=CompressionTypes.UNCOMPRESSED
+            ) as handle:
+                raw = handle.read(self._max + 1)
+        except Exception as exc:  # any I/O failure is this file's error row
+            first = (str(exc).strip().splitlines() or [""])[0]
+            yield pvalue.TaggedOutput(
+                ERRORS,
+                ErrorRecord(
+                    uri,
+                    "read",
+                    type(exc).__name__,
+                    f"cannot read {uri}: {first}",
+                    media_type=self._media.detect(uri),
+                ),
+            )
+            return
+        yield from self._read(uri, raw, raw[:_HEAD_BYTES], len(raw), listed=False)
+
+
+class ReadAgain(beam.PTransform[PCollection[str], dict[str, PCollection[Any]]]):
+    """Read the files named by ``source_uri`` again (see ``_ReadAgainFn``); the same
+    arguments as the :class:`ReadCorpus` that listed them. Outputs: ``documents``
+    (RawDocument), ``errors`` (ErrorRecord, stage ``read``) and ``skipped``."""
+
+    def __init__(self, read: ReadCorpus) -> None:
+        super().__init__()
+        self._read = read
+
+    def expand(self, uris: PCollection[str]) -> dict[str, PCollection[Any]]:
+        r = self._read
+        location = r.location
+        reader = _ReadAgainFn(
+            location.root,
+            r.max_file_bytes,
+            [p.root for p in location.parts],
+            r.media_types,
+            r.skip_unsupported,
+        )
+        read = uris | "Read changed files again" >> beam.ParDo(reader).with_outputs(
+            ERRORS, SKIPPED, main="documents"
+        )
+        return {"documents": read.documents, ERRORS: read[ERRORS], SKIPPED: read[SKIPPED]}
 
 
 def _outside_dir_message(uri: str) -> str:
@@ -618,6 +693,18 @@ class ReadCorpus(beam.PTransform[PBegin, dict[str, PCollection[Any]]]):
     @property
     def corpus_filter(self) -> CorpusFilter:
         return self._filter
+
+    @property
+    def max_file_bytes(self) -> int:
+        return self._max
+
+    @property
+    def media_types(self) -> MediaTypeMap:
+        return self._media
+
+    @property
+    def skip_unsupported(self) -> bool:
+        return self._skip
 
     def expand(self, pbegin: PBegin) -> dict[str, PCollection[Any]]:
         location = self._location

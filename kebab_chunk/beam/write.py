@@ -212,8 +212,9 @@ def _unique_rows(
 class _WritePartFn(beam.DoFn):
     """Merges a label's spills, keeps one shard, checks ids and writes the part file."""
 
-    def __init__(self, output: str) -> None:
+    def __init__(self, output: str, prefix: str = "") -> None:
         self._output = output
+        self._prefix = prefix
 
     def process(self, task: _ShardTask) -> Iterator[Any]:
         label, index, count, paths = task
@@ -223,7 +224,7 @@ class _WritePartFn(beam.DoFn):
         entries = _shard_entries(merged_entries(paths), index, count)
         table = rows_table(_unique_rows(label, entries, per_source, errors))
         _return_free_memory()  # the decoded rows' pages, before the Parquet writer's
-        relative = f"chunks/{PARTITION_COLUMN}={label}/{part_name(index, count)}"
+        relative = f"chunks/{PARTITION_COLUMN}={label}/{self._prefix}{part_name(index, count)}"
         path = f"{self._output}/{relative}"
         with FileSystems.create(path, mime_type="application/octet-stream") as f:
             sink = DigestSink(f)
@@ -268,7 +269,8 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
     deleted), ``errors`` (stage ``validate``, one row per source of a conflict) and
     ``chunk_counts`` (``(source_uri, (label, rows))`` per shard, which the manifest adds
     up). ``spill_bytes`` and ``fan_in`` tune the external sort (module docstring); they
-    never change the files.
+    never change the files. ``prefix`` starts every file name (an update's ``s<n>-``, so
+    its files never replace those of the snapshots it builds on).
     """
 
     def __init__(
@@ -279,8 +281,10 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
         rows_per_file: int = DEFAULT_ROWS_PER_FILE,
         spill_bytes: int = DEFAULT_SPILL_BYTES,
         fan_in: int = DEFAULT_FAN_IN,
+        prefix: str = "",
     ) -> None:
         super().__init__()
+        self._prefix = prefix
         if rows_per_file <= 0:
             raise ValueError(f"rows_per_file must be > 0, got {rows_per_file}")
         if spill_bytes <= 0:
@@ -322,7 +326,7 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
             >> beam.ParDo(_PlanShardsFn(self._temp_dir, self._rows_per_file, self._fan_in))
             | "Spread shards" >> beam.Reshuffle()
             | "Check ids and write part files"
-            >> beam.ParDo(_WritePartFn(self._output)).with_outputs(
+            >> beam.ParDo(_WritePartFn(self._output, self._prefix)).with_outputs(
                 CHUNK_COUNTS, ERRORS, main="written"
             )
         )
@@ -335,11 +339,12 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
 
 
 class _WriteErrorsFn(beam.DoFn):
-    def __init__(self, output: str) -> None:
+    def __init__(self, output: str, prefix: str) -> None:
         self._output = output
+        self._prefix = prefix
 
     def process(self, errors: list[ErrorRecord]) -> Iterator[WrittenFile]:
-        relative = f"errors/{part_name(0, 1)}"
+        relative = f"errors/{self._prefix}{part_name(0, 1)}"
         data = parquet_bytes(errors_table(errors))
         _write(self._output, relative, data)
         for error in errors:
@@ -351,17 +356,18 @@ class WriteErrors(beam.PTransform[PCollection[ErrorRecord], PCollection[WrittenF
     """Write every dead-letter row to ``OUTPUT/errors/part-00000-of-00001.parquet``.
 
     Error rows are one per failed input, so one sorted file is enough; the file exists
-    (empty) when nothing failed. Output: one WrittenFile.
+    (empty) when nothing failed. Output: one WrittenFile. ``prefix``: as WriteChunks'.
     """
 
-    def __init__(self, output: str) -> None:
+    def __init__(self, output: str, *, prefix: str = "") -> None:
         super().__init__()
         self._output = output.rstrip("/")
+        self._prefix = prefix
 
     def expand(self, errors: PCollection[ErrorRecord]) -> PCollection[WrittenFile]:
         written: PCollection[WrittenFile] = (
             errors
             | "Gather error rows" >> combiners.ToList()
-            | "Write error file" >> beam.ParDo(_WriteErrorsFn(self._output))
+            | "Write error file" >> beam.ParDo(_WriteErrorsFn(self._output, self._prefix))
         )
         return written

@@ -30,8 +30,14 @@ from kebab_chunk.beam.claim import claim_output
 from kebab_chunk.beam.incremental import (
     incremental_summary,
 )
-from kebab_chunk.beam.job import RunConfig, execute, load_previous_run
-from kebab_chunk.beam.locations import prepare_output, resolve_corpora
+from kebab_chunk.beam.job import (
+    RunConfig,
+    check_update_options,
+    execute,
+    load_previous_run,
+    prepare,
+)
+from kebab_chunk.beam.locations import resolve_corpora
 from kebab_chunk.beam.manifest import MANIFEST_NAME
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
 from kebab_chunk.beam.progress import count_selected_files
@@ -149,6 +155,14 @@ def _arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--overwrite", action="store_true", help="replace a previous output in --output (all of it)"
+    )
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="commit a new snapshot of the output already in --output: only new and "
+        "changed documents are read again, parsed and written, unchanged ones stay in "
+        "place, and the snapshot's change feed lists the chunk ids added, removed and "
+        "changed (no output there yet: a full run; docs/scheduling.md)",
     )
     p.add_argument(
         "--previous",
@@ -359,6 +373,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
     if known.max_file_bytes <= 0:
         raise UsageError(f"--max-file-bytes must be > 0, got {known.max_file_bytes}.")
     selection = _corpus_fields(known)  # before --previous, as the input always was
+    check_update_options(known.update, overwrite=known.overwrite, previous=known.previous)
     config = RunConfig(
         output=known.output,
         labels=labels,
@@ -367,6 +382,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         parse_timeout_s=known.time_budget_s,
         overwrite=known.overwrite,
         previous=load_previous_run(known.previous, known.output),
+        update=known.update,
         parsers=parsers,
         **_limit_fields(known),
         **selection,
@@ -467,7 +483,7 @@ def _main(args: list[str], held: ExitStack, stop: StopSignals) -> int:
     try:
         config, beam_args = parse_args(args)
         held.enter_context(claim_output(config.output, corpus=config.corpus))
-        output = prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
+        config, output = prepare(config)
         check_output_writable(output, config.output)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)

@@ -7,6 +7,9 @@
       errors/part-<i>-of-<n>.parquet
       documents/part-<i>-of-<n>.parquet   one row per matched file
       manifest.json          written last; its absence means an unfinished run
+      _snapshots/<n>.json    an updated output's snapshots (kebab_chunk/output/snapshots.py)
+      _deletes/s<n>.parquet  source_uris whose earlier rows snapshot n removed
+      changes/s<n>.parquet   snapshot n's change feed (kebab_chunk/output/changes.py)
       _kebab.lock            a running job's claim (local outputs only)
       _tmp-*                 a running (or killed) job's spill files and temporary manifest
 """
@@ -34,7 +37,9 @@ LOCK_NAME = "_kebab.lock"
 #: before its rename); readers and ``--overwrite`` treat anything under it as disposable.
 TEMP_PREFIX = "_tmp-"
 #: The top-level entries a finished output consists of.
-CONTENT = frozenset({CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME})
+CONTENT = frozenset(
+    {CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME, "_snapshots", "_deletes", "changes"}
+)
 
 
 def join(root: str, *parts: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
+from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, DocumentRow, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN
 from kebab_chunk.parsers.registry import ParserChoice
 
@@ -288,6 +288,53 @@ class ReuseRule:
         if carried is None:
             return Decision(RECHUNKED if known else NEW)
         return Decision(REUSED, tuple(sorted(carried.items())))
+
+    def decide_row(
+        self, matched: bool, seen: tuple[str | None, str] | None, row: DocumentRow | None
+    ) -> Decision:
+        """The decision for one document of an update (``run --update``), taken from the
+        base snapshot's documents row alone (no chunk record is read): ``matched`` by this
+        run's input, ``seen`` = (media type, content hash) when its bytes were read (None:
+        reading failed or it was skipped), ``row`` its live documents row (None: new).
+
+        A row is reused when it says the same bytes went through this run's parser for
+        the media type into chunks of exactly the labels this run applies (a label the
+        row has that this run does not would leave stale records behind), with no error,
+        and nothing run-wide blocks reuse (:func:`reuse_blocked`). Every other row is
+        deleted from the new snapshot by its ``source_uri`` (the caller's job)."""
+        if not matched:
+            return Decision(DELETED if row is not None else None)
+        if seen is None:
+            return Decision(None)  # its read error row or skip record counts
+        if row is None:
+            return Decision(NEW)
+        carried = self._reusable_row(seen, row)
+        if carried is None:
+            return Decision(RECHUNKED)
+        return Decision(REUSED, tuple(sorted(carried.items())))
+
+    def _reusable_row(
+        self, seen: tuple[str | None, str], row: DocumentRow
+    ) -> dict[str, int] | None:
+        media_type, content_hash = seen
+        if not self._any or media_type is None or row.status != "chunked" or row.errors:
+            return None
+        version = self.parser_version(media_type)
+        wanted = self._wanted(media_type)
+        if version is None or not wanted:
+            return None
+        if (row.media_type, row.parser_version, row.content_hash) != (
+            media_type,
+            version,
+            content_hash,
+        ):
+            return None
+        if not set(wanted) <= set(self._previous.labels_for(media_type)):
+            return None  # a label the base did not apply: chunk under it now
+        carried = {label: n for label, n in row.chunks_by_label if n}
+        if not carried or not set(carried) <= set(wanted):
+            return None
+        return carried
 
     @staticmethod
     def outcome(

@@ -1,0 +1,251 @@
+"""``run --update``: snapshots of one output that cost the change, with a change feed.
+
+One sequence of corpora is run once per session (``history``): a full run, then updates
+after an edit, a rename + deletion + addition, a broken file, and a label change. Every
+snapshot must read back record for record as a full run over the same corpus, the new
+files must hold only the changed documents' rows, every earlier snapshot must stay
+readable ("time travel"), and applying the change feeds in order to snapshot 1 must give
+the last snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from kebab_chunk import results
+from kebab_chunk.errors import OutputDirError, UsageError
+from kebab_chunk.output.changes import ADDED, MODIFIED, RELOCATED, REMOVED
+from kebab_chunk.output.finished import open_output
+from kebab_chunk.output.reader import read_chunks as chunks_table
+from kebab_chunk.output.snapshots import (
+    SnapshotConflictError,
+    commit_snapshot,
+    expire_snapshots,
+    snapshot_ids,
+)
+from kebab_chunk.pipeline import configure
+from kebab_chunk.pipeline import run as run_pipeline
+from tests.beam.helpers import QUIET, quiet_beam
+from tests.beam.runners import CONFIGS
+from tests.incremental.corpus import edit_one_paragraph, markdown_doc, write_corpus
+
+pytestmark = pytest.mark.slow
+quiet_beam()
+
+RUNNER = [*CONFIGS["in_memory"], *QUIET]
+LABEL_BUMP = ["md-heading-v3", "hybrid-v4"]
+
+
+@dataclass
+class Step:
+    """One run of the sequence: its corpus (a copy), labels and resulting manifest."""
+
+    corpus: Path
+    labels: list[str] | None
+    manifest: dict[str, Any]
+
+
+def _run(corpus: Path, output: Path, labels: list[str] | None, update: bool) -> dict[str, Any]:
+    result = run_pipeline(
+        str(corpus), str(output), chunkers=labels, update=update, beam_args=RUNNER
+    )
+    return result.manifest
+
+
+def _snapshot_records(output: Path, n: int | None) -> dict[str, Any]:
+    """Everything a reader sees in one snapshot, sorted, with nothing run-specific."""
+    path, manifest = open_output(str(output), "output", snapshot=n)
+    chunks = sorted(chunks_table(path, manifest=manifest).to_pylist(), key=_chunk_key)
+    from kebab_chunk.output.reader import read_documents, read_errors
+
+    documents = read_documents(path, manifest=manifest)
+    errors = sorted(read_errors(path, manifest).to_pylist(), key=lambda r: json.dumps(r))
+    return {
+        "chunks": chunks,
+        "documents": documents.to_pylist(),
+        "errors": errors,
+        "counts": manifest["counts"],
+        "accounting": manifest["accounting"],
+        "labels": manifest["chunkers"]["labels"],
+    }
+
+
+def _chunk_key(row: dict[str, Any]) -> tuple[str, str]:
+    return str(row["chunker_version"]), str(row["chunk_id"])
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[Step]]]:
+    """Snapshots 1..5 of one output (``table``), each corpus kept for the full-run oracle."""
+    root = tmp_path_factory.mktemp("update")
+    live = write_corpus(root / "live", 30)
+    table = root / "table"
+    steps: list[Step] = []
+
+    def step(labels: list[str] | None = None) -> None:
+        frozen = root / f"corpus{len(steps) + 1}"
+        shutil.copytree(live, frozen)
+        steps.append(Step(frozen, labels, _run(live, table, labels, update=True)))
+
+    step()  # 1: no output yet, so a full run
+    edit_one_paragraph(live / "doc004.md")
+    step()  # 2: one edit
+    os.rename(live / "doc007.md", live / "renamed007.md")
+    (live / "doc011.md").unlink()
+    import random
+
+    (live / "doc030.md").write_text(markdown_doc(random.Random(3), "New", 3), "utf-8")
+    step()  # 3: a rename, a deletion, an addition
+    (live / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
+    edit_one_paragraph(live / "doc012.md")
+    step()  # 4: an error row appears, another edit
+    (live / "broken.pdf").unlink()
+    step(LABEL_BUMP)  # 5: another label set: everything is chunked again
+    yield table, steps
+
+
+def test_each_snapshot_reads_as_a_full_run_over_its_corpus(
+    history: tuple[Path, list[Step]], tmp_path: Path
+) -> None:
+    table, steps = history
+    assert snapshot_ids(str(table)) == [1, 2, 3, 4, 5]
+    for n, step in enumerate(steps, start=1):
+        full = tmp_path / f"full{n}"
+        _run(step.corpus, full, step.labels, update=False)
+        assert _snapshot_records(table, n) == _snapshot_records(full, None), f"snapshot {n}"
+        assert step.manifest["accounting"]["closes"] is True
+    # The latest snapshot is what every reader sees by default.
+    assert results.read_chunks(table) == results.read_chunks(tmp_path / "full5")
+
+
+def test_an_update_writes_only_the_changed_documents(history: tuple[Path, list[Step]]) -> None:
+    table, steps = history
+    incremental = steps[1].manifest["incremental"]["documents"]
+    assert incremental == {"reused": 29, "rechunked": 1, "new": 0, "deleted": 0}
+    added = [
+        e
+        for kind in ("chunks", "documents")
+        for e in steps[1].manifest["outputs"][kind]
+        if e["snapshot"] == 2
+    ]
+    uris = set()
+    for entry in added:
+        uris |= set(
+            pq.read_table(table / entry["path"], columns=["source_uri"])["source_uri"].to_pylist()
+        )
+    assert uris == {"doc004.md"}
+    # Snapshot 2 keeps referencing every file of snapshot 1: nothing was copied.
+    first = {
+        e["path"]
+        for kind in ("chunks", "documents", "errors")
+        for e in steps[0].manifest["outputs"][kind]
+    }
+    second = {
+        e["path"]
+        for kind in ("chunks", "documents", "errors")
+        for e in steps[1].manifest["outputs"][kind]
+    }
+    assert first <= second
+    assert steps[2].manifest["incremental"]["documents"] == {
+        "reused": 27,
+        "rechunked": 0,
+        "new": 2,
+        "deleted": 2,
+    }
+
+
+def test_change_feeds_applied_in_order_give_the_last_snapshot(
+    history: tuple[Path, list[Step]],
+) -> None:
+    table, steps = history
+    state = {_chunk_key(r): r for r in _snapshot_records(table, 1)["chunks"]}
+    seen_changes: set[str] = set()
+    for n in range(2, len(steps) + 1):
+        records = {_chunk_key(r): r for r in _snapshot_records(table, n)["chunks"]}
+        section = steps[n - 1].manifest["snapshot"]
+        assert section["changes"]["complete"] is True
+        feed = pq.read_table(table / section["changes"]["path"]).to_pylist()
+        for row in feed:
+            key = (row["chunker_version"], row["chunk_id"])
+            seen_changes.add(row["change"])
+            assert row["snapshot"] == n
+            if row["change"] == REMOVED:
+                del state[key]
+            else:
+                assert row["change"] != ADDED or key not in state
+                state[key] = records[key]
+        assert state == records, f"after the feed of snapshot {n}"
+    assert {ADDED, REMOVED} <= seen_changes
+    assert seen_changes <= {ADDED, REMOVED, MODIFIED, RELOCATED}
+
+
+def test_a_failed_commit_leaves_the_last_snapshot_as_it_was(
+    history: tuple[Path, list[Step]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table, steps = history
+    copy = tmp_path / "table"
+    shutil.copytree(table, copy)
+    before = _snapshot_records(copy, None)
+    edit_one_paragraph(steps[-1].corpus / "doc001.md")
+
+    def refuse(output: str, manifest: dict[str, Any]) -> str:
+        raise OSError("the disk filled up")
+
+    monkeypatch.setattr("kebab_chunk.beam.update.commit_snapshot", refuse)
+    with pytest.raises(Exception, match="disk filled up"):
+        _run(steps[-1].corpus, copy, LABEL_BUMP, update=True)
+    assert snapshot_ids(str(copy)) == [1, 2, 3, 4, 5]
+    assert _snapshot_records(copy, None) == before
+    monkeypatch.undo()
+    # The next update builds snapshot 6 over the orphans and reads as a full run.
+    _run(steps[-1].corpus, copy, LABEL_BUMP, update=True)
+    assert snapshot_ids(str(copy)) == [1, 2, 3, 4, 5, 6]
+    full = tmp_path / "full"
+    _run(steps[-1].corpus, full, LABEL_BUMP, update=False)
+    assert _snapshot_records(copy, None) == _snapshot_records(full, None)
+
+
+def test_a_second_commit_of_the_same_snapshot_is_refused(
+    history: tuple[Path, list[Step]], tmp_path: Path
+) -> None:
+    table, _ = history
+    copy = tmp_path / "table"
+    shutil.copytree(table, copy)
+    _, manifest = open_output(str(copy), "output")
+    with pytest.raises(SnapshotConflictError, match="another run committed snapshot 5"):
+        commit_snapshot(str(copy), manifest)
+    assert open_output(str(copy), "output")[1] == manifest
+
+
+def test_expire_keeps_what_kept_snapshots_reference(
+    history: tuple[Path, list[Step]], tmp_path: Path
+) -> None:
+    table, _ = history
+    copy = tmp_path / "table"
+    shutil.copytree(table, copy)
+    latest = _snapshot_records(copy, None)
+    expired, removed = expire_snapshots(str(copy), keep_last=2)
+    assert expired == [1, 2, 3]
+    assert removed and all(not (copy / p).exists() for p in removed)
+    assert snapshot_ids(str(copy)) == [4, 5]
+    assert _snapshot_records(copy, None) == latest
+    _snapshot_records(copy, 4)  # still whole: its files were kept
+    with pytest.raises(OutputDirError, match="has no snapshot 1; its snapshots are 4, 5"):
+        open_output(str(copy), "output", snapshot=1)
+
+
+def test_update_refuses_overwrite_and_previous_in_one_sentence(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "c", 2)
+    with pytest.raises(UsageError, match="pass only one of them"):
+        configure(str(corpus), str(tmp_path / "o"), update=True, overwrite=True)
+    with pytest.raises(UsageError, match="drop one of them"):
+        configure(str(corpus), str(tmp_path / "o"), update=True, previous=str(tmp_path / "p"))
