@@ -38,6 +38,7 @@ import pyarrow.fs as pafs
 
 from kebab_chunk._quote import safe_text
 from kebab_chunk.errors import OutputDirError
+from kebab_chunk.output.chunk_index import CONTENT_FIELDS
 from kebab_chunk.output.finished import open_output, output_filesystem
 from kebab_chunk.output.reader import read_checked
 from kebab_chunk.output.schema import CHUNK_FILE_SCHEMA, PARTITION_COLUMN
@@ -53,7 +54,8 @@ __all__ = [
     "label_partitions",
 ]
 
-_CONTENT = ("text", "heading_path", "captions", "token_estimate")
+#: The embedded content: the fields the documents table's ``content_digest`` covers.
+_CONTENT = CONTENT_FIELDS
 _METADATA = (
     "doc_id",
     "source_uri",

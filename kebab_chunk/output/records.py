@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
 from kebab_chunk.model import CanonicalDocument
@@ -25,6 +25,7 @@ __all__ = [
     "DocumentOutcome",
     "DocumentRow",
     "ErrorRecord",
+    "IndexEntry",
     "RawDocument",
     "SourceFile",
     "Stage",
@@ -177,6 +178,17 @@ class DocumentOutcome:
     @property
     def warnings(self) -> tuple[str, ...]:
         return self.facts.warnings
+
+
+class IndexEntry(NamedTuple):
+    """One chunk record written for a document, as the documents table's ``chunk_index``
+    lists it: its label and id, and the digests of its embedded content and of the whole
+    record (computed by kebab_chunk/output/chunk_index.py, which exports this type too)."""
+
+    label: str
+    chunk_id: str
+    content_digest: str
+    record_digest: str
 
 
 #: A document's status in the documents table: the manifest's bucket (``errors`` there).
