@@ -212,7 +212,9 @@ class DocumentRow:
     media type and the run was told to skip such files); ``unaccounted`` marks a file with
     no outcome at all and ``inconsistent`` one with outcomes that no single processing of
     one file gives (listed twice, or read and refused), which only a run whose accounting
-    does not close has.
+    does not close has. ``chunk_index`` lists every chunk record written for the file, one
+    :class:`IndexEntry` per record, sorted by (label, chunk_id); empty when none was
+    written, and in rows read from an output written before the column existed.
     """
 
     source_uri: str
@@ -229,6 +231,7 @@ class DocumentRow:
     chunks_by_label: tuple[tuple[str, int], ...]
     status: Status
     errors: tuple[tuple[str, str], ...]
+    chunk_index: tuple[IndexEntry, ...] = ()
 
     def facts(self) -> DocumentFacts | None:
         """The parse facts this row holds (None when the file was never parsed)."""

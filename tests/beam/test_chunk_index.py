@@ -9,7 +9,7 @@ import rfc8785
 from blake3 import blake3
 
 from kebab_chunk.beam.coders import decode_row, encode_chunk, row_of
-from kebab_chunk.model import Chunk, ChunkPolicy, ElementSpan, LineSpan, PageSpan
+from kebab_chunk.model import Chunk, ElementSpan, LineSpan, PageSpan
 from kebab_chunk.output.chunk_index import (
     CONTENT_FIELDS,
     RECORD_FIELDS,
@@ -69,7 +69,7 @@ def test_a_chunk_and_its_encoded_row_give_the_same_entry(corpus_chunks: list[Chu
 def test_diff_and_the_index_use_one_set_of_content_fields() -> None:
     assert _CONTENT is CONTENT_FIELDS
     assert CONTENT_FIELDS == ("text", "heading_path", "captions", "token_estimate")
-    assert RECORD_FIELDS == tuple(CHUNK_SCHEMA.names)
+    assert tuple(CHUNK_SCHEMA.names) == RECORD_FIELDS
 
 
 def test_position_and_spans_move_the_record_digest_only(corpus_chunks: list[Chunk]) -> None:
