@@ -65,7 +65,9 @@ def read_documents(output: str | os.PathLike[str]) -> list[DocumentRow]:
     """One row per matched file of a finished output, ordered by ``source_uri``.
 
     Each row says what became of the file (``chunked``, ``zero_chunks`` or ``error``),
-    with its title, front matter, warnings and chunk counts per label.
+    with its title, front matter, warnings, chunk counts per label and chunk index (each
+    chunk record written for it: label, chunk_id and two digests; empty for an output
+    written before the documents table had one).
     """
     root, manifest = _open(output)
     try:

@@ -30,7 +30,9 @@ per document:
 
 A reused document's row of the documents table is rebuilt from PREV_OUTPUT's documents
 table (read by the first join): the parse facts (title, front matter, warnings, pages,
-blocks) of the same bytes under the same parser version, so it equals a full run's row.
+blocks) of the same bytes under the same parser version, so it equals a full run's row;
+its ``chunk_index``, as in a full run, comes from the records WriteChunks writes, the
+carried ones included.
 A PREV_OUTPUT without a documents table (written by an older version) reuses nothing:
 every document is parsed again, and the next run can reuse from this one.
 

@@ -14,7 +14,8 @@ chunk, an outcome, a skip or another error row. Chunks of one label beside a ``c
 error of another are consistent (docs/limits.md, Isolation): that file is in ``errors``.
 Buckets come from the records joined by ``source_uri``: the chunk counts WriteChunks
 wrote, the error rows WriteErrors writes, the documents' outcomes; ``files_matched``
-counts the listing's entries.
+counts the listing's entries. The chunk index entries WriteChunks sends with its counts
+become the documents row's ``chunk_index``.
 
 The same join gives the documents table (``OUTPUT/documents/part-*.parquet``, written by
 ``WriteDocuments``): one :class:`~kebab_chunk.output.records.DocumentRow` per matched file,
@@ -52,6 +53,7 @@ from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import doc_id
+from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
 from kebab_chunk.output.digest import DigestSink
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME
 from kebab_chunk.output.records import (
@@ -116,6 +118,7 @@ class FileAccount:
     detected_media_type: str | None = None  # as the read step saw it (None: unknown)
     content_hash: str | None = None  # None: never read
     facts: DocumentFacts | None = None  # None: never parsed
+    chunk_index: tuple[IndexEntry, ...] = ()  # every record written, by (label, chunk_id)
     carried: bool = False  # an update reused it: its documents row stays where it is
 
     def document_row(self) -> DocumentRow | None:
@@ -138,6 +141,7 @@ class FileAccount:
             chunks_by_label=self.chunks_by_label,
             status=_STATUS[self.bucket],
             errors=self.errors,
+            chunk_index=self.chunk_index,
         )
 
 
@@ -236,8 +240,10 @@ class _ClassifyFn(beam.DoFn):
         outcomes: list[DocumentOutcome] = list(grouped["outcomes"])
         errors: list[ErrorRecord] = sorted(grouped["errors"], key=ErrorRecord.sort_key)
         chunk_counts: Counter[str] = Counter()
-        for label, n in grouped["chunks"]:
+        index: list[IndexEntry] = []
+        for label, n, entries in grouped["chunks"]:
             chunk_counts[label] += n
+            index.extend(entries)
         outcome = outcomes[0] if outcomes else None
         bucket = _bucket(files, skipped, outcomes, errors, sum(chunk_counts.values()))
         detected = files[0].media_type if files else None
@@ -261,6 +267,7 @@ class _ClassifyFn(beam.DoFn):
             detected_media_type=detected,
             content_hash=content_hash,
             facts=outcome.facts if outcome else None,
+            chunk_index=tuple(sorted(index, key=_label_and_id)),
         )
         if any(True for _ in grouped.get("carried", ())):
             account = dataclasses.replace(account, carried=True)
@@ -426,8 +433,9 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
 
     Input: a dict of PCollections ``files`` (SourceFile), optionally ``skipped``
     (SourceFile of the files ``skip_unsupported`` left out), ``outcomes`` (DocumentOutcome),
-    ``chunk_counts`` (``(source_uri, (label, rows written))``, as WriteChunks emits them;
-    several per source add up) or else ``chunks`` (the validated Chunks, counted here),
+    ``chunk_counts`` (``(source_uri, (label, rows written, index entries))``, as
+    WriteChunks emits them; several per source add up) or else ``chunks`` (the validated
+    Chunks, counted and indexed here),
     ``errors`` (every ErrorRecord) and ``written``
     (WrittenFile of every part file; the manifest waits for them, so a manifest present
     means the output is complete); optionally ``incremental`` (one dict, the counts of an
@@ -461,12 +469,7 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         if "chunk_counts" in inputs:  # WriteChunks' per-shard counts: small, never chunks
             chunks = inputs["chunk_counts"]
         else:
-            chunks = (
-                inputs["chunks"]
-                | "Source and label" >> beam.Map(_source_and_label)
-                | "Count chunks per source" >> combiners.Count.PerElement()
-                | "Key chunk counts" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
-            )
+            chunks = inputs["chunks"] | "Count and index chunks" >> beam.Map(_counted)
         joined = {"files": files, "outcomes": outcomes, "errors": errors, "chunks": chunks}
         if "skipped" in inputs:
             joined["skipped"] = inputs["skipped"] | "Key skipped files" >> beam.Map(
@@ -594,5 +597,10 @@ def _with_incremental(summary: Mapping[str, Any], incremental: Any) -> dict[str,
     return {**summary, "incremental": incremental}
 
 
-def _source_and_label(chunk: Chunk) -> tuple[str, str]:
-    return chunk.source_uri, chunk.chunker_version
+def _counted(chunk: Chunk) -> tuple[str, tuple[str, int, tuple[IndexEntry, ...]]]:
+    """A chunk as WriteChunks' count of one row: ``(source_uri, (label, 1, (entry,)))``."""
+    return chunk.source_uri, (chunk.chunker_version, 1, (entry_of_chunk(chunk),))
+
+
+def _label_and_id(entry: IndexEntry) -> tuple[str, str]:
+    return entry.label, entry.chunk_id

@@ -26,6 +26,10 @@ The writer also enforces one record per (label, chunk_id): every duplicate of an
 in the same shard and, after the merge, next to each other. ``rows`` in the shard count is
 the number of records offered, before identical duplicates collapse (they only arise from
 a chunker bug).
+
+Per source and shard the writer emits the rows it wrote and their chunk index entries
+(kebab_chunk/output/chunk_index.py: id and two digests, computed from the decoded row it
+already holds), which the documents table lists; the chunk records themselves never travel.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import ctypes.util
 import itertools
 import math
 import uuid
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -60,6 +64,7 @@ from kebab_chunk.beam.spill import (
 )
 from kebab_chunk.beam.validate import conflict_errors
 from kebab_chunk.model import Chunk
+from kebab_chunk.output.chunk_index import IndexEntry, entry_of_row
 from kebab_chunk.output.digest import DigestSink, digest_bytes
 from kebab_chunk.output.records import ErrorRecord, WrittenFile
 from kebab_chunk.output.schema import (
@@ -82,7 +87,8 @@ __all__ = [
 DEFAULT_ROWS_PER_FILE = 50_000
 #: Encoded row bytes a worker buffers per bundle before it writes them as spill files.
 DEFAULT_SPILL_BYTES = 16 * 1024 * 1024
-#: Output tag of WriteChunks: ``(source_uri, (label, rows written))``, per shard.
+#: Output tag of WriteChunks: ``(source_uri, (label, rows written, entries))`` per shard
+#: and source, ``entries`` the IndexEntry of each row written, in chunk_id order.
 CHUNK_COUNTS = "chunk_counts"
 ERRORS = "errors"
 
@@ -190,19 +196,23 @@ def _shard_entries(entries: Iterable[bytes], index: int, count: int) -> Iterator
 
 
 def _unique_rows(
-    label: str, entries: Iterable[bytes], per_source: Counter[str], errors: list[ErrorRecord]
+    label: str,
+    entries: Iterable[bytes],
+    per_source: dict[str, list[IndexEntry]],
+    errors: list[ErrorRecord],
 ) -> Iterator[tuple[Any, ...]]:
     """Decoded rows of ``entries`` (sorted), one per id; conflicts go to ``errors``.
 
     A generator, so the table is built while the spill files are read: only one batch of
-    decoded rows is alive at a time. Counts the rows of each source in ``per_source``.
+    decoded rows is alive at a time. Appends each row's chunk index entry to its source's
+    list in ``per_source`` (so in chunk_id order).
     """
     for key, group in itertools.groupby(entries, key=entry_id):
         start = len(key) + 1
         variants = sorted({entry[start:] for entry in group})
         if len(variants) == 1:
             row = decode_row(variants[0])
-            per_source[row[_SOURCE]] += 1
+            per_source[row[_SOURCE]].append(entry_of_row(row, label))
             yield row
         else:  # different records under one id: none is written
             chunk_id = key.decode()
@@ -219,7 +229,7 @@ class _WritePartFn(beam.DoFn):
     def process(self, task: _ShardTask) -> Iterator[Any]:
         label, index, count, paths = task
         _return_free_memory()  # whatever earlier stages freed, before this shard's table
-        per_source: Counter[str] = Counter()
+        per_source: dict[str, list[IndexEntry]] = defaultdict(list)
         errors: list[ErrorRecord] = []
         entries = _shard_entries(merged_entries(paths), index, count)
         table = rows_table(_unique_rows(label, entries, per_source, errors))
@@ -234,8 +244,8 @@ class _WritePartFn(beam.DoFn):
         _return_free_memory()
         metrics.inc(metrics.keyed("chunks", label), rows)
         yield WrittenFile(relative, rows, sink.size, sink.digest)
-        for uri, n in sorted(per_source.items()):
-            yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, n)))
+        for uri, written in sorted(per_source.items()):
+            yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, len(written), tuple(written))))
         for error in errors:
             yield pvalue.TaggedOutput(ERRORS, error)
 
@@ -267,10 +277,12 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
     under one id are all refused, as ValidateChunks does. Outputs (a dict): ``written``
     (one WrittenFile per part file, emitted after the temporary spill directory is
     deleted), ``errors`` (stage ``validate``, one row per source of a conflict) and
-    ``chunk_counts`` (``(source_uri, (label, rows))`` per shard, which the manifest adds
-    up). ``spill_bytes`` and ``fan_in`` tune the external sort (module docstring); they
-    never change the files. ``prefix`` starts every file name (an update's ``s<n>-``, so
-    its files never replace those of the snapshots it builds on).
+    ``chunk_counts`` (``(source_uri, (label, rows, entries))`` per shard and source, which
+    the manifest adds up: ``entries`` are the IndexEntry of those rows, in chunk_id order,
+    for the documents table's ``chunk_index``). ``spill_bytes`` and ``fan_in`` tune the
+    external sort (module docstring); they never change the files. ``prefix`` starts
+    every file name (an update's ``s<n>-``, so its files never replace those of the
+    snapshots it builds on).
     """
 
     def __init__(

@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from kebab_chunk._quote import safe_text
 from kebab_chunk.errors import OutputDirError
+from kebab_chunk.output.chunk_index import CONTENT_FIELDS
 from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import CHUNKS_DIR
 from kebab_chunk.output.reader import latest_manifest, read_chunks
@@ -53,7 +54,8 @@ __all__ = [
     "label_partitions",
 ]
 
-_CONTENT = ("text", "heading_path", "captions", "token_estimate")
+#: The embedded content: the fields the documents table's ``content_digest`` covers.
+_CONTENT = CONTENT_FIELDS
 _METADATA = (
     "doc_id",
     "source_uri",

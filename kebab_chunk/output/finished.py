@@ -34,11 +34,15 @@ from kebab_chunk.output.snapshots import live_deletes, snapshot_ids, snapshot_na
 
 __all__ = ["normalise_path", "open_output", "output_filesystem"]
 
+#: Documents columns added within SCHEMA_VERSION: files written before them lack them and
+#: stay valid (readers fill them in empty; kebab_chunk/output/reader.py, read_documents).
+_LATER_DOCUMENT_COLUMNS = frozenset({"chunk_index"})
 #: The directories whose part files the manifest's ``outputs`` section lists, and the
-#: columns each part file has (unchanged since SCHEMA_VERSION was introduced).
+#: columns each part file must have (unchanged since SCHEMA_VERSION was introduced: the
+#: documents table's later columns are not required).
 _LISTED_KINDS = {
     CHUNKS_DIR: frozenset(CHUNK_FILE_SCHEMA.names),
-    DOCUMENTS_DIR: frozenset(DOCUMENT_SCHEMA.names),
+    DOCUMENTS_DIR: frozenset(DOCUMENT_SCHEMA.names) - _LATER_DOCUMENT_COLUMNS,
     ERRORS_DIR: frozenset(ERROR_SCHEMA.names),
 }
 

@@ -128,14 +128,22 @@ def read_documents(
     ``source_uri``.
 
     One row per matched file (kebab_chunk/output/records.py, ``DocumentRow``). Raises
-    FileNotFoundError for an output written before the documents table existed.
+    FileNotFoundError for an output written before the documents table existed. Files
+    written before the ``chunk_index`` column existed give an empty list there, not null.
     """
+    import pyarrow.compute as pc  # here, not at the top: only this reader fills nulls
+
     wanted = list(dict.fromkeys(["source_uri", *columns])) if columns else None
 
     def dataset(paths: list[str]) -> pads.Dataset:
         return pads.dataset(paths, format="parquet", schema=DOCUMENT_SCHEMA)
 
     table = _read_table(output, manifest, DOCUMENTS_DIR, dataset, wanted)
+    if "chunk_index" in table.column_names and table.column("chunk_index").null_count:
+        i = table.schema.get_field_index("chunk_index")
+        column = table.column(i)
+        filled = pc.coalesce(column, pa.scalar([], type=column.type))
+        table = table.set_column(i, table.field(i), filled)
     if table.num_rows > 1:  # several part files are each sorted: restore the one order
         table = table.sort_by("source_uri")
     return table.select(list(columns)) if columns else table

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
 from kebab_chunk.model import CanonicalDocument
@@ -25,6 +25,7 @@ __all__ = [
     "DocumentOutcome",
     "DocumentRow",
     "ErrorRecord",
+    "IndexEntry",
     "RawDocument",
     "SourceFile",
     "Stage",
@@ -179,6 +180,17 @@ class DocumentOutcome:
         return self.facts.warnings
 
 
+class IndexEntry(NamedTuple):
+    """One chunk record written for a document, as the documents table's ``chunk_index``
+    lists it: its label and id, and the digests of its embedded content and of the whole
+    record (computed by kebab_chunk/output/chunk_index.py, which exports this type too)."""
+
+    label: str
+    chunk_id: str
+    content_digest: str
+    record_digest: str
+
+
 #: A document's status in the documents table: the manifest's bucket (``errors`` there).
 Status = Literal["chunked", "zero_chunks", "error", "skipped", "unaccounted", "inconsistent"]
 #: The statuses of a run whose accounting closes (``unaccounted``, a file with no outcome,
@@ -200,7 +212,9 @@ class DocumentRow:
     media type and the run was told to skip such files); ``unaccounted`` marks a file with
     no outcome at all and ``inconsistent`` one with outcomes that no single processing of
     one file gives (listed twice, or read and refused), which only a run whose accounting
-    does not close has.
+    does not close has. ``chunk_index`` lists every chunk record written for the file, one
+    :class:`IndexEntry` per record, sorted by (label, chunk_id); empty when none was
+    written, and in rows read from an output written before the column existed.
     """
 
     source_uri: str
@@ -217,6 +231,7 @@ class DocumentRow:
     chunks_by_label: tuple[tuple[str, int], ...]
     status: Status
     errors: tuple[tuple[str, str], ...]
+    chunk_index: tuple[IndexEntry, ...] = ()
 
     def facts(self) -> DocumentFacts | None:
         """The parse facts this row holds (None when the file was never parsed)."""

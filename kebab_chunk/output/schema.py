@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kebab_chunk.model import SPAN_ADAPTER, Chunk, SourceSpan
-from kebab_chunk.output.records import DocumentRow, ErrorRecord
+from kebab_chunk.output.records import DocumentRow, ErrorRecord, IndexEntry
 
 __all__ = [
     "BATCH_ROWS",
@@ -34,6 +34,7 @@ __all__ = [
     "CHUNK_SCHEMA",
     "DOCUMENT_SCHEMA",
     "ERROR_SCHEMA",
+    "INDEX_ENTRY_TYPE",
     "PARTITION_COLUMN",
     "SCHEMA_VERSION",
     "SPAN_TYPE",
@@ -52,8 +53,10 @@ __all__ = [
     "write_parquet",
 ]
 
-#: Bumped whenever a column is added, removed or retyped.
-#: v2 added ``embed_text`` and ``embed_tokens`` to chunk rows (docs/contract.md).
+#: Bumped whenever a column is removed or retyped, or added where readers need it in
+#: every output. v2 added ``embed_text`` and ``embed_tokens`` to chunk rows
+#: (docs/contract.md); the documents table's ``chunk_index`` came within v2, because an
+#: output without it stays readable (see DOCUMENT_SCHEMA).
 SCHEMA_VERSION = "kebab-chunk-parquet-v2"
 PARTITION_COLUMN = "chunker_version"
 #: Rows the Parquet writer encodes at a time (pyarrow's default, pinned: see parquet_bytes).
@@ -118,7 +121,15 @@ ERROR_SCHEMA = pa.schema(
     metadata=_METADATA,
 )
 
+#: One entry of a documents row's ``chunk_index`` (kebab_chunk/output/chunk_index.py).
+INDEX_ENTRY_TYPE = pa.struct(
+    [pa.field(name, pa.string(), nullable=False) for name in IndexEntry._fields]
+)
+
 #: One row per matched file (kebab_chunk.output.records.DocumentRow, field for field).
+#: ``chunk_index``, the last column, came later within SCHEMA_VERSION v2: an output
+#: written before it has documents files without it, which readers still accept
+#: (kebab_chunk/output/finished.py; read back as an empty index).
 DOCUMENT_SCHEMA = pa.schema(
     [
         pa.field("source_uri", pa.string(), nullable=False),
@@ -157,6 +168,7 @@ DOCUMENT_SCHEMA = pa.schema(
             ),
             nullable=False,
         ),
+        pa.field("chunk_index", pa.list_(INDEX_ENTRY_TYPE), nullable=False),
     ],
     metadata=_METADATA,
 )
@@ -214,16 +226,23 @@ def document_to_row(document: DocumentRow) -> dict[str, Any]:
     row["warnings"] = list(document.warnings)
     row["chunks_by_label"] = [{"label": k, "count": n} for k, n in document.chunks_by_label]
     row["errors"] = [{"stage": s, "error_type": t} for s, t in document.errors]
+    row["chunk_index"] = [e._asdict() for e in document.chunk_index]
     return row
 
 
 def row_to_document(row: Mapping[str, Any]) -> DocumentRow:
     """Inverse of :func:`document_to_row` (rows as pyarrow's ``to_pylist`` or Beam's
-    Parquet reader give them)."""
-    values = {name: row[name] for name in DOCUMENT_SCHEMA.names}
+    Parquet reader give them). A row without ``chunk_index`` (or with a null one), from an
+    output written before the column existed, has an empty index."""
+    values = {name: row[name] for name in DOCUMENT_SCHEMA.names if name != "chunk_index"}
     values["warnings"] = tuple(row["warnings"])
     values["chunks_by_label"] = tuple((c["label"], c["count"]) for c in row["chunks_by_label"])
     values["errors"] = tuple((e["stage"], e["error_type"]) for e in row["errors"])
+    entries = row.get("chunk_index") or ()
+    values["chunk_index"] = tuple(
+        IndexEntry(e["label"], e["chunk_id"], e["content_digest"], e["record_digest"])
+        for e in entries
+    )
     return DocumentRow(**values)
 
 

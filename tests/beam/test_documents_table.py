@@ -5,11 +5,14 @@ file, a legacy encoding, a PDF, binary data, a file over the size limit, files n
 reads skipped by ``--skip-unsupported``, a ``.rst`` mapped to plain text by
 ``--media-type``) is checked row by row against the library's own parse of each file; the
 row <-> record conversion, the sharded writer and the classification of records that no
-single processing of one file gives are checked on their own.
+single processing of one file gives are checked on their own. Each row's chunk index is
+checked against the chunks table, and a documents file written before that column
+existed still reads.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -23,6 +26,8 @@ from blake3 import blake3
 from kebab_chunk.beam.manifest import EQUATION, WriteDocuments, WriteManifest
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
+from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.reader import read_documents
 from kebab_chunk.output.records import (
     DocumentFacts,
@@ -39,6 +44,7 @@ from kebab_chunk.output.schema import (
     row_to_document,
 )
 from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.results import read_documents as api_read_documents
 from tests.beam.helpers import CORPUS, output_chunks, quiet_beam
 from tests.report.helpers import run_pipeline
 
@@ -149,6 +155,60 @@ def test_status_agrees_with_the_manifest_and_the_other_tables(output: tuple[Path
     assert counts["documents_with_warnings"] == sum(bool(r.warnings) for r in rows.values())
 
 
+def test_chunk_index_lists_exactly_the_chunk_records_of_each_document(
+    output: tuple[Path, Path],
+) -> None:
+    """Per source_uri: the (label, chunk_id) pairs of the chunks table, sorted, each with
+    the digests recomputed from the record read back from its part file."""
+    _, out = output
+    rows = _rows(out)
+    expected: dict[str, list[IndexEntry]] = {}
+    for chunk in output_chunks(out):  # read back from the chunks table
+        expected.setdefault(chunk.source_uri, []).append(entry_of_chunk(chunk))
+    assert sum(map(len, expected.values())) >= 5 and len(expected) == 4
+    assert {u: r.chunk_index for u, r in rows.items() if r.chunk_index} == {
+        u: tuple(sorted(entries, key=lambda e: (e.label, e.chunk_id)))
+        for u, entries in expected.items()
+    }
+    for row in rows.values():
+        assert len(row.chunk_index) == sum(n for _, n in row.chunks_by_label), row.source_uri
+        assert all(type(e) is IndexEntry for e in row.chunk_index)
+    assert rows["empty.md"].chunk_index == rows["binary.md"].chunk_index == ()
+    pdf = rows["three.pdf"].chunk_index
+    assert len(pdf) == 3 and len({e.content_digest for e in pdf}) == 3  # one per page
+    raw = read_documents(str(out), ["chunk_index"]).column("chunk_index")
+    assert raw.null_count == 0 and raw.type == DOCUMENT_SCHEMA.field("chunk_index").type
+
+
+def test_a_documents_file_without_the_chunk_index_still_reads(
+    output: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """An output written before ``chunk_index`` existed: accepted by every reader's check,
+    and its rows come back with an empty index (empty lists, not nulls)."""
+    _, out = output
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    part = old / "documents" / part_name(0, 1)
+    table = pq.read_table(part)
+    data = parquet_bytes(table.drop_columns(["chunk_index"]))
+    part.write_bytes(data)
+    manifest = json.loads((old / "manifest.json").read_text())
+    (entry,) = manifest["outputs"]["documents"]
+    entry.update(bytes=len(data), blake3=blake3(data).hexdigest())
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    assert "chunk_index" not in pq.read_schema(part).names
+    open_output(str(old), "OUTPUT")  # does not raise
+    column = read_documents(str(old)).column("chunk_index")
+    assert column.null_count == 0 and column.to_pylist() == [[]] * table.num_rows
+    new_rows, old_rows = _rows(out), _rows(old)
+    assert {u: r.chunk_index for u, r in old_rows.items()} == dict.fromkeys(new_rows, ())
+    assert {
+        u: dataclasses.replace(r, chunk_index=()) for u, r in new_rows.items()
+    } == old_rows
+    assert [d.chunk_index for d in api_read_documents(old)] == [()] * len(old_rows)
+    assert row_to_document({**table.to_pylist()[0], "chunk_index": None}).chunk_index == ()
+
+
 def test_parsed_documents_keep_title_front_matter_warnings_pages_and_blocks(
     output: tuple[Path, Path],
 ) -> None:
@@ -209,6 +269,7 @@ def test_rows_round_trip_and_lone_surrogates_are_stored_as_valid_utf8() -> None:
         (("md-heading-v1", 1),),
         "chunked",
         (("chunk", "Boom"),),
+        (IndexEntry("md-heading-v1", "a" * 32, "b" * 16, "c" * 16),),
     )
     data = parquet_bytes(documents_table([row]))  # raises on text that is not UTF-8
     assert data
@@ -272,8 +333,11 @@ def test_records_no_single_processing_gives_make_the_accounting_fail(tmp_path: P
     ]
     outcomes = [outcome(u) for u in ("twice.md", "read-and-chunked.md", "skip-and-parsed.md")]
     outcomes.append(outcome("ok.md"))
-    chunk_counts = [(u, ("md-heading-v2", 1)) for u in ("twice.md", "read-and-chunked.md")]
-    chunk_counts.append(("ok.md", ("md-heading-v2", 1)))
+    def one_chunk(uri: str) -> tuple[str, tuple[str, int, tuple[IndexEntry, ...]]]:
+        entry = IndexEntry("md-heading-v2", doc_id(uri), "c" * 16, "r" * 16)
+        return uri, ("md-heading-v2", 1, (entry,))
+
+    chunk_counts = [one_chunk(u) for u in ("twice.md", "read-and-chunked.md", "ok.md")]
     with BeamTestPipeline() as p:
         inputs = {
             "files": p | "files" >> beam.Create(files),

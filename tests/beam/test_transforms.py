@@ -35,7 +35,10 @@ from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import ParseError, UnknownChunkerError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
+from kebab_chunk.output.chunk_index import entry_of_chunk
+from kebab_chunk.output.reader import read_documents
 from kebab_chunk.output.records import DocumentFacts
+from kebab_chunk.output.schema import row_to_document
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam, records
 
@@ -414,3 +417,14 @@ def test_manifest_accounting_does_not_close_when_a_document_goes_missing(tmp_pat
     assert manifest["counts"]["errors_by_stage"] == {"parse": {"binary_content": 1}}
     assert manifest["counts"]["documents_with_warnings"] == 1
     assert manifest["run_info"]["note"] == "test"
+    # Given chunks rather than WriteChunks' counts, the documents rows index them all the same.
+    index = {
+        r["source_uri"]: row_to_document(r).chunk_index
+        for r in read_documents(str(tmp_path)).to_pylist()
+    }
+    assert len(chunks) > 0 and index == {
+        "a.md": tuple(sorted(map(entry_of_chunk, chunks))),
+        "b.md": (),
+        "c.md": (),
+        "d.md": (),
+    }

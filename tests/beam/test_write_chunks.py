@@ -1,5 +1,6 @@
 """WriteChunks: the documented shard layout byte for byte, one record per (label, chunk_id)
-enforced inside the shard groups, and per-source counts the manifest adds up."""
+enforced inside the shard groups, and per-source counts and chunk index entries the
+manifest adds up."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from apache_beam.testing.util import assert_that, equal_to
 from kebab_chunk.beam import DocumentOutcome, SourceFile, WriteChunks, WriteManifest
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
+from kebab_chunk.output.reader import read_documents
 from kebab_chunk.output.records import DocumentFacts
-from kebab_chunk.output.schema import chunks_table, parquet_bytes
+from kebab_chunk.output.schema import chunks_table, parquet_bytes, row_to_document
 from kebab_chunk.parsers.registry import parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam, records
 
@@ -82,6 +85,31 @@ def test_duplicates_collapse_and_conflicts_are_refused_with_error_rows(tmp_path:
             | beam.MapTuple(lambda uri, label_rows: (uri, label_rows[1]))
             | beam.CombinePerKey(sum)  # several shards per source add up
         )
+        # Per shard and source: rows == entries, the entries in chunk_id order, the label's.
+        assert_that(
+            out["chunk_counts"]
+            | beam.MapTuple(
+                lambda uri, c: (
+                    c[0] == LABEL
+                    and c[1] == len(c[2])
+                    and [e.chunk_id for e in c[2]] == sorted(e.chunk_id for e in c[2])
+                    and all(type(e) is IndexEntry and e.label == LABEL for e in c[2])
+                )
+            )
+            | beam.CombineGlobally(all),
+            equal_to([True]),
+            label="entries per shard",
+        )
+        entries = (
+            out["chunk_counts"]
+            | beam.FlatMapTuple(lambda uri, c: [(uri, e) for e in c[2]])
+        )
+        written_chunks = chunks_a + chunks_b[1:]  # the conflicting id is refused
+        assert_that(
+            entries,
+            equal_to([(c.source_uri, entry_of_chunk(c)) for c in written_chunks]),
+            label="one entry per written record",
+        )
         assert_that(
             totals,
             equal_to(
@@ -103,7 +131,12 @@ def test_manifest_adds_up_per_shard_chunk_counts(tmp_path: Path) -> None:
         DocumentOutcome(u, DocumentFacts.of(parse_document(b"# T\n", u)), ((LABEL, n),))
         for u, n in (("a.md", 5), ("b.md", 0))
     ]
-    counts = [("a.md", (LABEL, 2)), ("a.md", (LABEL, 3))]  # a.md's rows in two shards
+    made = [IndexEntry(LABEL, f"{i:032x}", f"c{i:015x}", f"r{i:015x}") for i in range(5)]
+    # a.md's rows in two shards, each shard's entries in chunk_id order
+    counts = [
+        ("a.md", (LABEL, 2, (made[1], made[4]))),
+        ("a.md", (LABEL, 3, (made[0], made[2], made[3]))),
+    ]
     with BeamTestPipeline() as p:
         inputs = {
             "files": p | "files" >> beam.Create(files),
@@ -118,3 +151,6 @@ def test_manifest_adds_up_per_shard_chunk_counts(tmp_path: Path) -> None:
     assert manifest["counts"]["documents_chunked"] == 1
     assert manifest["counts"]["documents_with_zero_chunks"] == 1
     assert manifest["accounting"]["closes"] is True
+    rows = {r["source_uri"]: row_to_document(r) for r in read_documents(str(tmp_path)).to_pylist()}
+    assert rows["a.md"].chunk_index == tuple(made)  # gathered, sorted by (label, chunk_id)
+    assert rows["b.md"].chunk_index == ()
