@@ -156,7 +156,7 @@ def test_an_update_writes_only_the_changed_documents(history: tuple[Path, list[S
     }
     assert first <= second
     assert steps[2].manifest["incremental"]["documents"] == {
-        "reused": 27,
+        "reused": 28,
         "rechunked": 0,
         "new": 2,
         "deleted": 2,
