@@ -36,7 +36,6 @@ from typing import Any
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 from apache_beam import pvalue
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, PCollection
@@ -159,11 +158,9 @@ class _ReadBaseDocumentsFn(beam.DoFn):
 
     def process(self, entry: tuple[str, int]) -> Iterator[tuple[str, DocumentRow]]:
         path, added = entry
-        names = set(pq.read_schema(FileSystems.open(f"{self._output}/{path}")).names)
-        columns = [c for c in _PLAN_COLUMNS if c in names]
-        table = pads.dataset(f"{self._output}/{path}", format="parquet").to_table(
-            columns=columns, filter=live_filter(added, self._deleted)
-        )
+        dataset = pads.dataset(f"{self._output}/{path}", format="parquet")
+        columns = [c for c in _PLAN_COLUMNS if c in dataset.schema.names]
+        table = dataset.to_table(columns=columns, filter=live_filter(added, self._deleted))
         for row in table.to_pylist():
             row.setdefault("chunk_index", [])
             yield str(row["source_uri"]), row_to_document(row)

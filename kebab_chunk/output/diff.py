@@ -73,7 +73,7 @@ _LISTED = 10
 def label_partitions(path: str, manifest: Mapping[str, Any] | None = None) -> list[str]:
     """The labels with a ``chunks/chunker_version=<label>/`` partition, sorted: those whose
     files ``manifest`` lists (None: the output's latest snapshot)."""
-    listing = manifest if manifest is not None else latest_manifest(path)
+    listing = manifest if manifest is not None else (latest_manifest(path) or {"outputs": {}})
     prefix = f"{CHUNKS_DIR}/{PARTITION_COLUMN}="
     return sorted(
         {

@@ -49,22 +49,21 @@ def read_checked(directory: str, read: Callable[[], pa.Table]) -> pa.Table:
         ) from None
 
 
-def latest_manifest(output: str) -> dict[str, Any]:
-    """The manifest readers follow: the latest snapshot, else ``manifest.json`` (unchecked:
-    callers that have not opened the output with ``open_output`` get what is there)."""
+def latest_manifest(output: str) -> dict[str, Any] | None:
+    """The manifest readers follow: the latest snapshot, else ``manifest.json``, else None
+    (a directory no run finished: its part files are read as they are, as tests of single
+    transforms write them). Unchecked: ``open_output`` is the check."""
     ids = snapshot_ids(output)
     if ids:
         return load_snapshot(output, ids[-1])
     fs, inner = (
-        pafs.FileSystem.from_uri(output)
-        if "://" in output
-        else (
-            pafs.LocalFileSystem(),
-            output,
-        )
+        pafs.FileSystem.from_uri(output) if "://" in output else (pafs.LocalFileSystem(), output)
     )
-    with fs.open_input_stream(f"{inner}/{MANIFEST_NAME}") as f:
-        manifest: dict[str, Any] = json.loads(f.read().decode("utf-8"))
+    try:
+        with fs.open_input_stream(f"{inner}/{MANIFEST_NAME}") as f:
+            manifest: dict[str, Any] = json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None
     return manifest
 
 
@@ -72,13 +71,18 @@ def _read_table(
     output: str,
     manifest: Mapping[str, Any] | None,
     kind: str,
-    dataset: Callable[[list[str]], pads.Dataset],
+    dataset: Callable[[Any], pads.Dataset],
     columns: Sequence[str] | None,
 ) -> pa.Table:
     listing = manifest if manifest is not None else latest_manifest(output)
-    if kind not in listing.get("outputs", {}):
-        raise FileNotFoundError(join(output, kind))
     directory = join(output, kind)
+    if listing is None:  # no finished run: the directory's part files
+        return read_checked(
+            directory,
+            lambda: dataset(directory).to_table(columns=list(columns) if columns else None),
+        )
+    if kind not in listing.get("outputs", {}):
+        raise FileNotFoundError(directory)
     return read_checked(directory, lambda: read_live(output, listing, kind, dataset, columns))
 
 
@@ -95,7 +99,7 @@ def read_chunks(
     schema = CHUNK_FILE_SCHEMA.append(pa.field(PARTITION_COLUMN, pa.string()))
     directory = join(output, CHUNKS_DIR)
 
-    def dataset(paths: list[str]) -> pads.Dataset:
+    def dataset(paths: list[str] | str) -> pads.Dataset:
         return pads.dataset(
             paths,
             format="parquet",
@@ -113,7 +117,7 @@ def read_chunks(
 def read_errors(output: str, manifest: Mapping[str, Any] | None = None) -> pa.Table:
     """Read the errors table as one table."""
 
-    def dataset(paths: list[str]) -> pads.Dataset:
+    def dataset(paths: list[str] | str) -> pads.Dataset:
         return pads.dataset(paths, format="parquet", schema=ERROR_SCHEMA)
 
     return _read_table(output, manifest, ERRORS_DIR, dataset, None)
@@ -135,7 +139,7 @@ def read_documents(
 
     wanted = list(dict.fromkeys(["source_uri", *columns])) if columns else None
 
-    def dataset(paths: list[str]) -> pads.Dataset:
+    def dataset(paths: list[str] | str) -> pads.Dataset:
         return pads.dataset(paths, format="parquet", schema=DOCUMENT_SCHEMA)
 
     table = _read_table(output, manifest, DOCUMENTS_DIR, dataset, wanted)

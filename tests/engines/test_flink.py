@@ -35,6 +35,7 @@ class FlinkRuns:
     direct_main: Output
     cluster_v1: Output
     cluster_incr_v2: Output
+    cluster_update_v2: Output
     direct_v2: Output
     embedded_v1: Output
     records_per_taskmanager: dict[str, int]
@@ -81,6 +82,8 @@ def runs(
         incr = kebab_run(
             beam262_bin, v2, base / "cluster-incr-v2", *on_cluster, f"--previous={cluster_v1.path}"
         )
+        shutil.copytree(cluster_v1.path, base / "cluster-update")
+        update = kebab_run(beam262_bin, v2, base / "cluster-update", *on_cluster, "--update")
         taskmanagers = cluster.taskmanager_ids()
     embedded = kebab_run(
         beam262_bin,
@@ -95,6 +98,7 @@ def runs(
         direct_main,
         cluster_v1,
         incr,
+        update,
         direct_v2,
         embedded,
         records,
@@ -142,6 +146,22 @@ def test_incremental_run_on_the_cluster_equals_a_full_run(runs: FlinkRuns) -> No
     assert got["counts"]["documents_with_warnings"] > 0
     assert got == want
     decisions = incr.manifest["incremental"]["documents"]
+    assert decisions["reused"] > 10 and decisions["rechunked"] >= 1
+    assert decisions["new"] >= 1 and decisions["deleted"] == 1
+
+
+def test_an_update_on_the_cluster_reads_as_a_full_run(runs: FlinkRuns) -> None:
+    """``--update`` commits snapshot 2 of the cluster's output: its live records equal a
+    full DirectRunner run over the edited corpus, and the counts and accounting too."""
+    update, full = runs.cluster_update_v2, runs.direct_v2
+    assert update.manifest["snapshot"]["id"] == 2
+    for read in (read_chunks, read_errors):
+        got = read(str(update.path)).sort_by([("source_uri", "ascending")])
+        want = read(str(full.path)).sort_by([("source_uri", "ascending")])
+        assert sorted(got.to_pylist(), key=repr) == sorted(want.to_pylist(), key=repr)
+    got, want = update.deterministic_manifest(), full.deterministic_manifest()
+    assert got["counts"] == want["counts"] and got["accounting"] == want["accounting"]
+    decisions = update.manifest["incremental"]["documents"]
     assert decisions["reused"] > 10 and decisions["rechunked"] >= 1
     assert decisions["new"] >= 1 and decisions["deleted"] == 1
 
