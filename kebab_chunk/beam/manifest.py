@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -49,13 +48,20 @@ from apache_beam.transforms import combiners
 from kebab_chunk import __version__
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.durable import write_whole
-from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.model.ids import doc_id
 from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
 from kebab_chunk.output.digest import DigestSink
-from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR, MANIFEST_NAME
+from kebab_chunk.output.layout import (
+    CHUNKS_DIR,
+    DOCUMENT_ROWS_PER_FILE,
+    DOCUMENTS_DIR,
+    ERRORS_DIR,
+    MANIFEST_NAME,
+    document_shard,
+    part_name,
+    shard_count,
+)
 from kebab_chunk.output.records import (
     DocumentFacts,
     DocumentOutcome,
@@ -98,7 +104,7 @@ _STATUS: dict[str, Status] = {
     INCONSISTENT: "inconsistent",
 }
 #: Documents-table rows per part file (a few hundred bytes each).
-DEFAULT_DOCUMENT_ROWS_PER_FILE = 100_000
+DEFAULT_DOCUMENT_ROWS_PER_FILE = DOCUMENT_ROWS_PER_FILE
 
 
 @dataclass(frozen=True)
@@ -516,13 +522,6 @@ def _document_row(account: FileAccount) -> Iterator[DocumentRow]:
         yield row
 
 
-def _shard_of(source_uri: str, count: int) -> int:
-    """The documents part file of a row: ``int(doc_id[:12], 16) % count`` (stable)."""
-    return 0 if count == 1 else int(doc_id(source_uri)[:12], 16) % count
-
-
-def _shard_count(rows: int, rows_per_file: int) -> int:
-    return max(1, math.ceil(rows / rows_per_file))
 
 
 class _WriteDocumentsFn(beam.DoFn):
@@ -574,10 +573,10 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
         count = (
             rows
             | "Count documents" >> combiners.Count.Globally()
-            | "Documents part files" >> beam.Map(_shard_count, per_file)
+            | "Documents part files" >> beam.Map(shard_count, per_file)
         )
         keyed = rows | "Key documents by part" >> beam.Map(
-            lambda r, n: (_shard_of(r.source_uri, n), r), AsSingleton(count)
+            lambda r, n: (document_shard(r.source_uri, n), r), AsSingleton(count)
         )
         markers = count | "Every documents part" >> beam.FlatMap(
             lambda n: [(i, None) for i in range(n)]

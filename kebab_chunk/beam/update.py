@@ -339,6 +339,21 @@ class _CommitFn(beam.DoFn):
     ) -> Iterator[str]:
         base, n = self._base, self._base.next
         output = base.output
+        if summary["accounting"]["closes"] is not True:
+            # A scheduled update's snapshot is what syncs downstream: one whose accounting
+            # does not close (a document lost or doubled) is kept out of the table.
+            acc = summary["accounting"]
+            named = [
+                *acc["unaccounted_files"],
+                *acc["unexpected_files"],
+                *acc["inconsistent_files"],
+            ]
+            raise OutputDirError(
+                f"the accounting of this update does not close (files such as {named[:3]} are "
+                f"lost, unexpected or doubled), so snapshot {n} was not committed and "
+                f"{output!r} still reads as snapshot {base.snapshot}; run the update again, "
+                "and report those files if it recurs."
+            )
         outputs = _base_entries(base, self._labels)
         for w in sorted(written, key=lambda w: w.path):
             kind = w.path.split("/", 1)[0]

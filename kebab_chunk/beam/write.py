@@ -37,7 +37,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import itertools
-import math
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -66,6 +65,7 @@ from kebab_chunk.beam.validate import conflict_errors
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.chunk_index import IndexEntry, entry_of_row
 from kebab_chunk.output.digest import DigestSink, digest_bytes
+from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, chunk_shard, part_name, shard_count
 from kebab_chunk.output.records import ErrorRecord, WrittenFile
 from kebab_chunk.output.schema import (
     PARTITION_COLUMN,
@@ -84,7 +84,7 @@ __all__ = [
     "part_name",
 ]
 
-DEFAULT_ROWS_PER_FILE = 50_000
+DEFAULT_ROWS_PER_FILE = CHUNK_ROWS_PER_FILE
 #: Encoded row bytes a worker buffers per bundle before it writes them as spill files.
 DEFAULT_SPILL_BYTES = 16 * 1024 * 1024
 #: Output tag of WriteChunks: ``(source_uri, (label, rows written, entries))`` per shard
@@ -121,12 +121,6 @@ def _return_free_memory() -> None:
         _MALLOC_TRIM(0)
 
 
-def part_name(index: int, count: int) -> str:
-    return f"part-{index:05d}-of-{count:05d}.parquet"
-
-
-def _shard_count(rows: int, rows_per_file: int) -> int:
-    return max(1, math.ceil(rows / rows_per_file))
 
 
 def _write(output: str, relative: str, data: bytes) -> None:
@@ -182,7 +176,7 @@ class _PlanShardsFn(beam.DoFn):
     ) -> Iterator[_ShardTask]:
         label, spills = element
         listed = [s for s in spills if s is not None]
-        n = _shard_count(sum(rows for _, rows in listed), self._rows_per_file)
+        n = shard_count(sum(rows for _, rows in listed), self._rows_per_file)
         paths = tuple(merge_to_fan_in(self._temp_dir, (p for p, _ in listed), self._fan_in))
         for i in range(n):
             yield label, i, n, paths
@@ -192,7 +186,7 @@ def _shard_entries(entries: Iterable[bytes], index: int, count: int) -> Iterator
     """The entries whose ``int(chunk_id[:12], 16) % count == index``."""
     if count == 1:
         return iter(entries)
-    return (e for e in entries if int(entry_id(e)[:12], 16) % count == index)
+    return (e for e in entries if chunk_shard(entry_id(e), count) == index)
 
 
 def _unique_rows(

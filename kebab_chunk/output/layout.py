@@ -16,15 +16,25 @@
 
 from __future__ import annotations
 
+import math
+
+from kebab_chunk.model.ids import doc_id
+
 __all__ = [
     "CHUNKS_DIR",
+    "CHUNK_ROWS_PER_FILE",
     "CONTENT",
     "DOCUMENTS_DIR",
+    "DOCUMENT_ROWS_PER_FILE",
     "ERRORS_DIR",
     "LOCK_NAME",
     "MANIFEST_NAME",
     "TEMP_PREFIX",
+    "chunk_shard",
+    "document_shard",
     "join",
+    "part_name",
+    "shard_count",
 ]
 
 CHUNKS_DIR = "chunks"
@@ -45,3 +55,28 @@ CONTENT = frozenset(
 def join(root: str, *parts: str) -> str:
     """``root/part/...`` for local paths and URIs alike (no trailing-slash doubling)."""
     return "/".join([root.rstrip("/"), *parts])
+
+
+#: Chunk rows per part file of a label (``n = shard_count(rows, CHUNK_ROWS_PER_FILE)``).
+CHUNK_ROWS_PER_FILE = 50_000
+#: Documents-table rows per part file (a few hundred bytes each).
+DOCUMENT_ROWS_PER_FILE = 100_000
+
+
+def part_name(index: int, count: int) -> str:
+    return f"part-{index:05d}-of-{count:05d}.parquet"
+
+
+def shard_count(rows: int, rows_per_file: int) -> int:
+    """How many part files ``rows`` rows take (at least one, so every table exists)."""
+    return max(1, math.ceil(rows / rows_per_file))
+
+
+def chunk_shard(chunk_id: str | bytes, count: int) -> int:
+    """The part file of a chunk record: ``int(chunk_id[:12], 16) % count`` (stable)."""
+    return 0 if count == 1 else int(chunk_id[:12], 16) % count
+
+
+def document_shard(source_uri: str, count: int) -> int:
+    """The documents part file of a row: ``int(doc_id[:12], 16) % count`` (stable)."""
+    return 0 if count == 1 else int(doc_id(source_uri)[:12], 16) % count
