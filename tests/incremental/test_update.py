@@ -195,22 +195,23 @@ def test_a_failed_commit_leaves_the_last_snapshot_as_it_was(
     copy = tmp_path / "table"
     shutil.copytree(table, copy)
     before = _snapshot_records(copy, None)
-    edit_one_paragraph(steps[-1].corpus / "doc001.md")
+    corpus = shutil.copytree(steps[-1].corpus, tmp_path / "corpus")
+    edit_one_paragraph(corpus / "doc001.md")
 
     def refuse(output: str, manifest: dict[str, Any]) -> str:
         raise OSError("the disk filled up")
 
     monkeypatch.setattr("kebab_chunk.beam.update.commit_snapshot", refuse)
     with pytest.raises(Exception, match="disk filled up"):
-        _run(steps[-1].corpus, copy, LABEL_BUMP, update=True)
+        _run(corpus, copy, LABEL_BUMP, update=True)
     assert snapshot_ids(str(copy)) == [1, 2, 3, 4, 5]
     assert _snapshot_records(copy, None) == before
     monkeypatch.undo()
     # The next update builds snapshot 6 over the orphans and reads as a full run.
-    _run(steps[-1].corpus, copy, LABEL_BUMP, update=True)
+    _run(corpus, copy, LABEL_BUMP, update=True)
     assert snapshot_ids(str(copy)) == [1, 2, 3, 4, 5, 6]
     full = tmp_path / "full"
-    _run(steps[-1].corpus, full, LABEL_BUMP, update=False)
+    _run(corpus, full, LABEL_BUMP, update=False)
     assert _snapshot_records(copy, None) == _snapshot_records(full, None)
 
 
@@ -249,3 +250,46 @@ def test_update_refuses_overwrite_and_previous_in_one_sentence(tmp_path: Path) -
         configure(str(corpus), str(tmp_path / "o"), update=True, overwrite=True)
     with pytest.raises(UsageError, match="drop one of them"):
         configure(str(corpus), str(tmp_path / "o"), update=True, previous=str(tmp_path / "p"))
+
+
+def _part_bytes(output: Path, manifest: dict[str, Any], prefix: str = "") -> dict[str, bytes]:
+    """Listed part file -> bytes, names without ``prefix``."""
+    return {
+        e["path"].replace(prefix, ""): (output / e["path"]).read_bytes()
+        for kind in ("chunks", "documents", "errors")
+        for e in manifest["outputs"][kind]
+    }
+
+
+def test_compaction_and_export_write_a_full_runs_files(
+    history: tuple[Path, list[Step]], tmp_path: Path
+) -> None:
+    """After updates, compaction gives the next snapshot the bytes of a full run's files
+    (its own names), and export writes a plain output a full run could have written."""
+    from kebab_chunk.output.compact import compact_output, export_output
+
+    table, steps = history
+    copy = tmp_path / "table"
+    shutil.copytree(table, copy)
+    # Snapshot 4 holds an error row and deletes from three updates: export it first.
+    exported = Path(export_output(str(copy), str(tmp_path / "export"), snapshot=4))
+    full4 = tmp_path / "full4"
+    _run(steps[3].corpus, full4, steps[3].labels, update=False)
+    _, want4 = open_output(str(full4), "output")
+    _, got4 = open_output(str(exported), "output")
+    assert _part_bytes(exported, got4) == _part_bytes(full4, want4)
+    assert got4["counts"] == want4["counts"] and got4["accounting"] == want4["accounting"]
+    # A glob over the exported folders sees exactly the snapshot's chunks.
+    globbed = pq.read_table(exported / "chunks").num_rows
+    assert globbed == want4["counts"]["chunks_total"]
+
+    before = _snapshot_records(copy, None)
+    assert compact_output(str(copy)) == 6
+    _, compacted = open_output(str(copy), "output")
+    assert compacted["snapshot"]["deletes"] == []
+    assert pq.read_table(copy / compacted["snapshot"]["changes"]["path"]).num_rows == 0
+    full5 = tmp_path / "full5"
+    _run(steps[4].corpus, full5, steps[4].labels, update=False)
+    _, want5 = open_output(str(full5), "output")
+    assert _part_bytes(copy, compacted, "s00000006-") == _part_bytes(full5, want5)
+    assert _snapshot_records(copy, None) == before
