@@ -3,7 +3,8 @@
 Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
 ``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
 pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled run into
-a runs folder, :mod:`kebab_chunk.cli.rechunk`), ``eval`` (retrieval quality of chunker
+a runs folder, :mod:`kebab_chunk.cli.rechunk`), ``compact`` and ``export`` (an updated
+output rewritten, :mod:`kebab_chunk.cli.tables`), ``eval`` (retrieval quality of chunker
 settings, :mod:`kebab_chunk.cli.eval`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
 ``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
@@ -40,6 +41,7 @@ from kebab_chunk.cli.report import (
     cmd_report,
     cmd_view,
 )
+from kebab_chunk.cli.tables import add_table_parsers, cmd_compact, cmd_export
 from kebab_chunk.errors import KebabError
 
 __all__ = ["main"]
@@ -102,6 +104,7 @@ def _build_parser() -> _Parser:
     add_report_parser(sub)
     add_view_parser(sub)
     add_diff_parser(sub)
+    add_table_parsers(sub)
     add_eval_parser(sub)
 
     sub.add_parser(
@@ -143,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "parse": cmd_parse,
             "chunk": cmd_chunk,
             "diff": cmd_diff,
+            "compact": cmd_compact,
+            "export": cmd_export,
             "eval": cmd_eval,
             "inspect": cmd_inspect,
             "report": cmd_report,

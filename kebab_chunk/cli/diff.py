@@ -29,6 +29,20 @@ def add_diff_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("old", metavar="OLD_OUTPUT", help="the earlier run's --output directory")
     p.add_argument("new", metavar="NEW_OUTPUT", help="the later run's --output directory")
+    p.add_argument(
+        "--old-snapshot",
+        type=int,
+        metavar="N",
+        help="read OLD_OUTPUT as its snapshot N (an output updated with run --update; "
+        "default: its latest)",
+    )
+    p.add_argument(
+        "--new-snapshot",
+        type=int,
+        metavar="N",
+        help="read NEW_OUTPUT as its snapshot N (default: its latest); OLD_OUTPUT and "
+        "NEW_OUTPUT may be the same output",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--fail-if-changed",
@@ -41,7 +55,9 @@ def add_diff_parser(subparsers: Any) -> argparse.ArgumentParser:
 def cmd_diff(args: argparse.Namespace) -> int:
     """Run ``kebab-chunk diff``; returns the exit status (2 on a bad output directory)."""
     try:
-        diff = diff_outputs(args.old, args.new)
+        diff = diff_outputs(
+            args.old, args.new, old_snapshot=args.old_snapshot, new_snapshot=args.new_snapshot
+        )
     except OutputDirError as exc:
         print(f"kebab-chunk diff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -293,3 +293,65 @@ def test_compaction_and_export_write_a_full_runs_files(
     _, want5 = open_output(str(full5), "output")
     assert _part_bytes(copy, compacted, "s00000006-") == _part_bytes(full5, want5)
     assert _snapshot_records(copy, None) == before
+
+
+def test_diff_between_two_snapshots_agrees_with_the_change_feed(
+    history: tuple[Path, list[Step]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kebab_chunk.cli import main
+
+    table, steps = history
+    for n in (2, 3, 5):
+        status = main(
+            [
+                "diff",
+                str(table),
+                str(table),
+                "--old-snapshot",
+                str(n - 1),
+                "--new-snapshot",
+                str(n),
+                "--json",
+            ]
+        )
+        assert status == 0
+        report = json.loads(capsys.readouterr().out)
+        feed = pq.read_table(table / steps[n - 1].manifest["snapshot"]["changes"]["path"])
+        for label, d in report["labels"].items():
+            rows = [r for r in feed.to_pylist() if r["chunker_version"] == label]
+            by_change = {
+                c: sum(r["change"] == c for r in rows)
+                for c in (ADDED, REMOVED, MODIFIED, RELOCATED)
+            }
+            assert (d["added"], d["removed"], d["modified"], d["relocated"]) == (
+                by_change[ADDED],
+                by_change[REMOVED],
+                by_change[MODIFIED],
+                by_change[RELOCATED],
+            ), (n, label)
+
+
+def test_compact_and_export_commands(
+    history: tuple[Path, list[Step]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kebab_chunk.cli import main
+
+    table, _ = history
+    copy = tmp_path / "table"
+    shutil.copytree(table, copy)
+    assert main(["export", str(copy), str(tmp_path / "plain"), "--snapshot", "2"]) == 0
+    assert results.read_chunks(tmp_path / "plain") == [c for c in _records_as_chunks(copy, 2)]
+    assert main(["export", str(copy), str(tmp_path / "plain")]) == 2
+    assert "is not an empty directory" in capsys.readouterr().err
+    assert main(["compact", str(copy)]) == 0
+    assert "is at snapshot 6" in capsys.readouterr().out
+    assert main(["export", str(copy), str(tmp_path / "x"), "--snapshot", "9"]) == 2
+    assert "has no snapshot 9; its snapshots are 1, 2, 3, 4, 5, 6" in capsys.readouterr().err
+
+
+def _records_as_chunks(output: Path, n: int) -> list[Any]:
+    from kebab_chunk.output.schema import row_to_chunk
+
+    path, manifest = open_output(str(output), "output", snapshot=n)
+    chunks = [row_to_chunk(r) for r in chunks_table(path, manifest=manifest).to_pylist()]
+    return sorted(chunks, key=lambda c: (c.chunker_version, c.source_uri, c.position))
