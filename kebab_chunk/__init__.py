@@ -12,13 +12,21 @@ from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers import parse_document
 
 if TYPE_CHECKING:  # imported lazily at run time, see __getattr__
-    from kebab_chunk.results import read_chunks, read_documents, read_errors, read_manifest
+    from kebab_chunk.results import (
+        read_chunks,
+        read_documents,
+        read_errors,
+        read_manifest,
+        read_table,
+    )
 
 __version__ = "0.1.0"
 
 #: Readers of a finished output (kebab_chunk/results.py), imported on first use: they need
 #: pyarrow's dataset module, which the parse and chunk helper processes never load.
-_READERS = frozenset({"read_chunks", "read_documents", "read_errors", "read_manifest"})
+_READERS = frozenset(
+    {"read_chunks", "read_documents", "read_errors", "read_manifest", "read_table"}
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -43,5 +51,6 @@ __all__ = [
     "read_documents",
     "read_errors",
     "read_manifest",
+    "read_table",
     "registered_labels",
 ]

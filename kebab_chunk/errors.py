@@ -44,6 +44,7 @@ __all__ = [
     "PolicyError",
     "ReadRefused",
     "RunSetupError",
+    "SnapshotConflictError",
     "TokenizerError",
     "UnknownChunkerError",
     "UnknownParserVersionError",
@@ -111,6 +112,10 @@ class ClaimBusyError(RunSetupError):
 
 class OutputDirError(KebabError, ValueError):
     """A path given as a finished output (``diff``, ``inspect``, ``--previous``) is not one."""
+
+
+class SnapshotConflictError(OutputDirError):
+    """Another run committed the snapshot this run was about to commit (``run --update``)."""
 
 
 class ReadRefused(KebabError):

@@ -33,6 +33,7 @@ PUBLIC = [
     "read_documents",
     "read_errors",
     "read_manifest",
+    "read_table",
     "registered_labels",
 ]
 

@@ -44,7 +44,7 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from kebab_chunk.errors import OutputDirError
+from kebab_chunk.errors import OutputDirError, SnapshotConflictError
 
 __all__ = [
     "DELETES_DIR",
@@ -71,10 +71,6 @@ DATA_KINDS = ("chunks", "documents", "errors")
 #: One row per document whose earlier rows a snapshot removes.
 DELETE_SCHEMA = pa.schema([pa.field("source_uri", pa.string(), nullable=False)])
 _NAME = re.compile(r"^(\d{8})\.json$")
-
-
-class SnapshotConflictError(OutputDirError):
-    """Another run committed the snapshot this one was about to commit."""
 
 
 def snapshot_name(n: int) -> str:
