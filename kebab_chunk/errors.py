@@ -16,6 +16,7 @@ message is one sentence that says what is wrong and how to fix it::
     ├── RunSetupError          --input / --output cannot be used as given
     │   └── ClaimBusyError     another live run holds the output or runs folder
     ├── OutputDirError         a directory given as an output to read is not a finished one
+    │   └── SnapshotConflictError  another run committed the same snapshot of an output first
     ├── ReadRefused            a corpus entry is not read (not a regular file, a symlink
     │                          out of the corpus); it becomes a read error row
     └── ParseError             the bytes of one document could not be parsed
