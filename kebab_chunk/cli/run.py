@@ -414,10 +414,26 @@ def _summary(manifest: dict[str, Any], output: str) -> str:
             f"{skipped} ({verdict})",
             f"  chunks by label: {labels}",
             f"  errors: {errors}",
-            "  query (DuckDB SQL): SELECT chunker_version, count(*) FROM read_parquet("
-            f"'{output}/chunks/*/*.parquet', hive_partitioning = true) GROUP BY 1;",
+            *_query_lines(manifest, output),
         ]
     )
+
+
+def _query_lines(manifest: dict[str, Any], output: str) -> list[str]:
+    """How to query the output: a glob for a plain output; the live rows of the latest
+    snapshot for an updated one, whose folders also hold other snapshots' files."""
+    section = manifest.get("snapshot")
+    if not section:
+        return [
+            "  query (DuckDB SQL): SELECT chunker_version, count(*) FROM read_parquet("
+            f"'{output}/chunks/*/*.parquet', hive_partitioning = true) GROUP BY 1;"
+        ]
+    changes = section.get("changes") or {}
+    return [
+        f"  snapshot {section['id']} (change feed: {output}/{changes.get('path', '-')})",
+        "  query (Python + DuckDB): chunks = kebab_chunk.read_table("
+        f"{output!r}); duckdb.sql('SELECT chunker_version, count(*) FROM chunks GROUP BY 1')",
+    ]
 
 
 def check_output_writable(output: str, given: str) -> None:

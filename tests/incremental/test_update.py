@@ -355,3 +355,22 @@ def _records_as_chunks(output: Path, n: int) -> list[Any]:
     path, manifest = open_output(str(output), "output", snapshot=n)
     chunks = [row_to_chunk(r) for r in chunks_table(path, manifest=manifest).to_pylist()]
     return sorted(chunks, key=lambda c: (c.chunker_version, c.source_uri, c.position))
+
+
+def test_the_command_line_updates_and_says_where_the_feed_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kebab_chunk.cli.run import main
+
+    corpus = write_corpus(tmp_path / "c", 4)
+    out = tmp_path / "out"
+    args = ["--input", str(corpus), "--output", str(out), "--update", *RUNNER]
+    assert main(args) == 0
+    assert "read_parquet(" in capsys.readouterr().out  # snapshot 1 is a plain output
+    edit_one_paragraph(corpus / "doc001.md")
+    assert main(args) == 0
+    said = capsys.readouterr().out
+    assert f"snapshot 2 (change feed: {out}/changes/s00000002.parquet)" in said
+    assert "reused 3, rechunked 1, new 0, deleted 0" in said
+    assert main([*args, "--overwrite"]) == 2
+    assert "pass only one of them" in capsys.readouterr().err
