@@ -3,7 +3,8 @@
 Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
 ``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
 pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled run into
-a runs folder, :mod:`kebab_chunk.cli.rechunk`), ``eval`` (retrieval quality of chunker
+a runs folder, :mod:`kebab_chunk.cli.rechunk`), ``expire`` (drop an updated output's old
+snapshots, :mod:`kebab_chunk.cli.expire`), ``eval`` (retrieval quality of chunker
 settings, :mod:`kebab_chunk.cli.eval`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
 ``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
@@ -31,6 +32,7 @@ from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_chunkers
 from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
 from kebab_chunk.cli.eval import add_eval_parser, cmd_eval
 from kebab_chunk.cli.exits import EXIT_DATA, EXIT_USAGE
+from kebab_chunk.cli.expire import add_expire_parser, cmd_expire
 from kebab_chunk.cli.parse import add_parse_parser, cmd_parse
 from kebab_chunk.cli.report import (
     add_inspect_parser,
@@ -102,6 +104,7 @@ def _build_parser() -> _Parser:
     add_report_parser(sub)
     add_view_parser(sub)
     add_diff_parser(sub)
+    add_expire_parser(sub)
     add_eval_parser(sub)
 
     sub.add_parser(
@@ -143,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "parse": cmd_parse,
             "chunk": cmd_chunk,
             "diff": cmd_diff,
+            "expire": cmd_expire,
             "eval": cmd_eval,
             "inspect": cmd_inspect,
             "report": cmd_report,
