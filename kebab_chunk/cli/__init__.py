@@ -2,8 +2,8 @@
 
 Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
 ``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
-pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled run into
-a runs folder, :mod:`kebab_chunk.cli.rechunk`), ``expire`` (drop an updated output's old
+pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled update of
+one table, :mod:`kebab_chunk.cli.rechunk`), ``expire`` (drop an updated output's old
 snapshots, :mod:`kebab_chunk.cli.expire`), ``eval`` (retrieval quality of chunker
 settings, :mod:`kebab_chunk.cli.eval`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
@@ -114,8 +114,8 @@ def _build_parser() -> _Parser:
     )
     sub.add_parser(
         "rechunk",
-        help="run the pipeline into RUNS/<UTC stamp> with the last good run as --previous, "
-        "then move RUNS/latest (see 'kebab-chunk rechunk --help')",
+        help="update the table RUNS/table from a corpus (run --update), then optionally "
+        "expire old snapshots (see 'kebab-chunk rechunk --help')",
         add_help=False,
     )
     return parser
