@@ -24,11 +24,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from kebab_chunk import results
+from kebab_chunk.beam.claim import claim_directory
 from kebab_chunk.beam.incremental import DELETED, NEW, RECHUNKED, REUSED
 from kebab_chunk.cli import rechunk
 from kebab_chunk.cli.exits import EXIT_BUSY
 from kebab_chunk.output.changes import ADDED, MODIFIED, RELOCATED, REMOVED
 from kebab_chunk.output.finished import open_output
+from kebab_chunk.output.layout import LOCK_NAME as OUTPUT_LOCK
 from kebab_chunk.output.snapshots import SNAPSHOTS_DIR, referenced_paths, snapshot_ids
 from tests.beam.helpers import QUIET, quiet_beam, subprocess_env
 from tests.incremental.corpus import edit_one_paragraph, write_corpus
@@ -223,6 +225,30 @@ def test_newer_than_in_the_future_keeps_only_the_latest(tmp_path: Path) -> None:
     status, line, _ = _rechunk_said(corpus, runs, "--newer-than", "2000-01-01T00:00:00+02:00")
     assert status == 0 and line.endswith(f"; nothing to expire in {table}"), line
     assert snapshot_ids(str(table)) == [2, 3]
+
+
+def test_expiry_skipped_when_a_run_holds_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run started by hand takes the table between the update and the expiry: the new
+    snapshot stands, expiry is skipped in one sentence, exit 75, nothing deleted."""
+    corpus, runs = write_corpus(tmp_path / "corpus", 2), tmp_path / "runs"
+    table = runs / rechunk.TABLE_NAME
+    assert _rechunk(corpus, runs) == 0
+    real = rechunk.expire_claimed
+
+    def while_held(output: str, *args: Any, **kwargs: Any) -> str:
+        with claim_directory(output, OUTPUT_LOCK, what="--output", by="kebab-chunk run"):
+            return real(output, *args, **kwargs)
+
+    monkeypatch.setattr(rechunk, "expire_claimed", while_held)
+    status, line, err = _rechunk_said(corpus, runs, "--keep-last", "1")
+    assert status == EXIT_BUSY
+    feed = f"{table}/changes/s00000002.parquet"
+    assert line == f"kebab-chunk rechunk: {table} is at snapshot 2 (change feed: {feed})"
+    assert err.startswith("kebab-chunk rechunk: error: old snapshots were not expired: ")
+    assert err.count("\n") == 1 and "is in use by another" in err, err
+    assert snapshot_ids(str(table)) == [1, 2]
 
 
 @pytest.mark.parametrize(
