@@ -2,9 +2,10 @@
 
 Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
 ``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
-pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled run into
-a runs folder, :mod:`kebab_chunk.cli.rechunk`), ``compact`` and ``export`` (an updated
-output rewritten, :mod:`kebab_chunk.cli.tables`), ``eval`` (retrieval quality of chunker
+pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled update of
+one table, :mod:`kebab_chunk.cli.rechunk`), ``expire`` (drop an updated output's old
+snapshots, :mod:`kebab_chunk.cli.expire`), ``compact`` and ``export`` (an updated output
+rewritten, :mod:`kebab_chunk.cli.tables`), ``eval`` (retrieval quality of chunker
 settings, :mod:`kebab_chunk.cli.eval`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
 ``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
@@ -32,6 +33,7 @@ from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_chunkers
 from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
 from kebab_chunk.cli.eval import add_eval_parser, cmd_eval
 from kebab_chunk.cli.exits import EXIT_DATA, EXIT_USAGE
+from kebab_chunk.cli.expire import add_expire_parser, cmd_expire
 from kebab_chunk.cli.parse import add_parse_parser, cmd_parse
 from kebab_chunk.cli.report import (
     add_inspect_parser,
@@ -105,6 +107,7 @@ def _build_parser() -> _Parser:
     add_view_parser(sub)
     add_diff_parser(sub)
     add_table_parsers(sub)
+    add_expire_parser(sub)
     add_eval_parser(sub)
 
     sub.add_parser(
@@ -114,8 +117,8 @@ def _build_parser() -> _Parser:
     )
     sub.add_parser(
         "rechunk",
-        help="run the pipeline into RUNS/<UTC stamp> with the last good run as --previous, "
-        "then move RUNS/latest (see 'kebab-chunk rechunk --help')",
+        help="update the table RUNS/table from a corpus (run --update), then optionally "
+        "expire old snapshots (see 'kebab-chunk rechunk --help')",
         add_help=False,
     )
     return parser
@@ -148,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "diff": cmd_diff,
             "compact": cmd_compact,
             "export": cmd_export,
+            "expire": cmd_expire,
             "eval": cmd_eval,
             "inspect": cmd_inspect,
             "report": cmd_report,

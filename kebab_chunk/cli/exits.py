@@ -8,7 +8,8 @@ status  name          meaning
                       ``chunk``: some files could not be parsed (the others were);
                       ``diff --fail-if-changed``: the outputs differ
 2       EXIT_USAGE    a wrong option, argument or location, said in one sentence
-75      EXIT_BUSY     ``rechunk``: another rechunk holds the runs folder (EX_TEMPFAIL)
+75      EXIT_BUSY     ``rechunk``: another rechunk holds the runs folder; ``expire``:
+                      a run holds the output (EX_TEMPFAIL)
 130     EXIT_SIGINT   stopped by Ctrl-C
 143     EXIT_SIGTERM  stopped by SIGTERM
 ======  ============  ==================================================================

@@ -1,8 +1,7 @@
 # mypy: disallow-untyped-calls=False
 # (Beam ships partial type hints: FileSystems is untyped.)
-"""``kebab-chunk rechunk --corpus IN --runs DIR [run options]``: one scheduled re-chunk.
-
-What docs/scheduling.md used to ask users to script, as one command:
+"""``kebab-chunk rechunk --corpus IN --runs DIR [--keep-last N] [--newer-than DATE] [run
+options]``: one scheduled re-chunk, an update of one table (docs/scheduling.md).
 
 1. Claim ``DIR`` for this rechunk: an exclusive ``flock`` on ``DIR/_rechunk.lock``
    (kebab_chunk/beam/claim.py ``claim_directory``, created with ``DIR`` if needed). Another
@@ -10,69 +9,64 @@ What docs/scheduling.md used to ask users to script, as one command:
    Remote ``DIR`` (``gs://``, ``s3://``) cannot be locked: the claim is local-only, so the
    scheduler must not overlap runs there (``max_active_runs=1``, ``concurrencyPolicy:
    Forbid``).
-2. ``--previous`` = the run named by ``DIR/latest`` (a one-line text file holding the run's
-   path, a bare name taken relative to ``DIR``; or a local symlink to the run directory).
-   No pointer: a full run. A pointer to something that is not a finished run (a dangling
-   link included) is refused (exit 2), never silently ignored.
-3. The new run goes to ``DIR/<UTC stamp>`` (``20261124T213000Z``). If that name exists
-   already (a run started in the same second, or the clock went back), the command
-   refuses (exit 2) and changes nothing; retrying a second later gets a fresh stamp.
-4. The job is ``kebab-chunk run`` itself (kebab_chunk/cli/run.py ``main``), in this
-   process, with every other option passed through unchanged; ``--input``, ``--output``
-   and ``--previous`` are chosen here and refused on the command line.
-5. Only when the run exits 0 and its manifest says the accounting closes: the diff
-   against the previous run (kebab_chunk/output/diff.py, JSON as ``kebab-chunk diff --json``
-   prints it) is written to ``DIR/<stamp>.diff.json``, and then ``DIR/latest`` is
-   replaced. Both writes are whole-or-nothing (kebab_chunk/beam/durable.py, as for the
-   manifest): a temporary name beside the target, then a rename through ``FileSystems``.
-   A failed run, or a diff that cannot be written, leaves ``latest`` as it was and exits
-   non-zero, so the next rechunk starts again from the last good run.
+2. The job is exactly ``kebab-chunk run --input CORPUS... --output DIR/table --update
+   [rest]`` (kebab_chunk/cli/run.py ``main``, in this process): the first one is a full run
+   (snapshot 1), every later one commits the next snapshot of ``DIR/table`` with its change
+   feed, or nothing when it fails. ``--input``, ``--output``, ``--previous``, ``--update``
+   and ``--overwrite`` are chosen here and refused on the command line.
+3. Only after a successful run, with ``--keep-last`` / ``--newer-than``: the older
+   snapshots are expired (kebab_chunk/cli/expire.py) under the table's own claim too, so
+   no ``kebab-chunk run --update`` writes files into it that expiry would take for orphans.
+
+A runs folder written by earlier versions (a ``latest`` pointer, one directory per run) is
+not read: one note line says so, and the table starts with a full run.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
+import re
 import sys
 import traceback
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from typing import NoReturn
 
 from apache_beam.io.filesystems import FileSystems
 
 from kebab_chunk.beam.claim import ClaimBusyError, claim_directory
-from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.cli._io import UsageError
 from kebab_chunk.cli._options import unknown_option, unknown_option_sentence
 from kebab_chunk.cli._signals import StopSignals
-from kebab_chunk.cli.exits import EXIT_BUSY, EXIT_DATA, EXIT_SIGINT, EXIT_SIGTERM, EXIT_USAGE
-from kebab_chunk.errors import KebabError, OutputDirError
-from kebab_chunk.output.diff import diff_outputs
-from kebab_chunk.output.finished import open_output
+from kebab_chunk.cli.exits import (
+    EXIT_BUSY,
+    EXIT_FAILED,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+)
+from kebab_chunk.cli.expire import Expiry, expire_claimed, expiry_options
+from kebab_chunk.errors import KebabError
+from kebab_chunk.output.finished import normalise_path, open_output
+from kebab_chunk.output.layout import LOCK_NAME as OUTPUT_LOCK
+from kebab_chunk.output.layout import MANIFEST_NAME
+from kebab_chunk.output.snapshots import snapshot_ids, snapshot_of
 
-__all__ = [
-    "DIFF_SUFFIX",
-    "LATEST_NAME",
-    "LOCK_NAME",
-    "STAMP_FORMAT",
-    "main",
-    "read_latest",
-]
+__all__ = ["LOCK_NAME", "TABLE_NAME", "main"]
 
-#: The pointer to the last good run, the rechunk lock, and the diff beside each run.
-LATEST_NAME = "latest"
+#: The rechunk lock and the one table, both in the runs folder.
 LOCK_NAME = "_rechunk.lock"
-DIFF_SUFFIX = ".diff.json"
-STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+TABLE_NAME = "table"
 #: Options of ``kebab-chunk run`` that rechunk sets itself.
 _CHOSEN = {
     "--input": "--corpus",
-    "--output": "a new directory under --runs",
-    "--previous": f"the run --runs/{LATEST_NAME} names",
+    "--output": f"--runs/{TABLE_NAME}",
+    "--update": "every rechunk updates the table",
+    "--previous": "each update builds on the table's latest snapshot",
+    "--overwrite": "the table is updated, never replaced",
 }
+#: What earlier versions wrote into the runs folder: a pointer, run directories, diffs.
+_OLD_LAYOUT = re.compile(r"^(latest|\d{8}T\d{6}Z(\.diff\.json)?)$")
 _PROG = "kebab-chunk rechunk"
 
 
@@ -85,9 +79,10 @@ def _arg_parser() -> _Parser:
     p = _Parser(
         prog=_PROG,
         allow_abbrev=False,
-        description="Re-chunk a corpus into a new run directory RUNS/<UTC stamp>, with the "
-        f"run that RUNS/{LATEST_NAME} names as --previous; on success write "
-        f"RUNS/<stamp>{DIFF_SUFFIX} and move RUNS/{LATEST_NAME} to the new run. Every other "
+        description=f"Update the table RUNS/{TABLE_NAME} from a corpus: exactly 'kebab-chunk "
+        f"run --input CORPUS --output RUNS/{TABLE_NAME} --update', so the first rechunk is a "
+        "full run (snapshot 1) and each later one commits the next snapshot with a change "
+        "feed; then, with --keep-last or --newer-than, expire older snapshots. Every other "
         "option is handed to 'kebab-chunk run' unchanged (see 'kebab-chunk run --help'). "
         f"Exit status: 0 done, 1 the run failed, 2 usage, {EXIT_BUSY} another rechunk holds "
         "RUNS, 130/143 interrupted.",
@@ -103,23 +98,24 @@ def _arg_parser() -> _Parser:
         "--runs",
         required=True,
         metavar="DIR",
-        help=f"the runs folder: one directory per run, the {LATEST_NAME} pointer, the diffs "
-        "(local, gs:// or s3://)",
+        help=f"the runs folder: the table {TABLE_NAME}/ and the rechunk lock (local, gs:// "
+        "or s3://)",
+    )
+    p.add_argument(
+        "--keep-last",
+        metavar="N",
+        help="after a successful run, expire all snapshots but the last N, N >= 1, as "
+        "'kebab-chunk expire' does (default: none, nothing is expired)",
+    )
+    p.add_argument(
+        "--newer-than",
+        metavar="DATE",
+        help="after a successful run, expire the snapshots written before DATE (ISO date or "
+        "date-time, UTC when it names no zone; the latest is always kept; default: none, "
+        "nothing is expired)",
     )
     p.add_argument("--debug", action="store_true", help="print tracebacks (also given to run)")
     return p
-
-
-def _is_local(path: str) -> bool:
-    return FileSystems.get_scheme(path) is None
-
-
-def _normalise(path: str) -> str:
-    if not path.strip():
-        raise UsageError("--runs is empty; give a directory (local, gs:// or s3://)")
-    if _is_local(path):
-        return os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
-    return path.rstrip("/")
 
 
 def _refuse_chosen_options(rest: Sequence[str]) -> None:
@@ -144,79 +140,39 @@ def _refuse_unknown_options(args: Sequence[str]) -> None:
         raise UsageError(unknown_option_sentence(*typo, UNKNOWN_ELSE))
 
 
-def read_latest(runs: str) -> str | None:
-    """The run ``runs/latest`` names (normalised), or None when there is no pointer.
-
-    ``latest`` is the one-line file rechunk writes, or a symlink to a run directory
-    (``ln -sfn RUN RUNS/latest``: the run is the link's target, read relative to ``runs``
-    when relative). Anything else there (a dangling link, a directory, a file that cannot be
-    read or holds no single path) is refused (UsageError), never taken for "no pointer":
-    docs/decisions.md, "Issue 29.10".
-    """
-    pointer = f"{runs}/{LATEST_NAME}"
-    if _is_local(pointer) and os.path.islink(pointer) and os.path.isdir(pointer):
-        return _normalise(os.path.join(runs, os.readlink(pointer)))
-    fix = "point it at the last good run, or delete it to start with a full run"
-    if not FileSystems.exists(pointer):  # follows a local link
-        if _is_local(pointer) and os.path.islink(pointer):
-            target = os.readlink(pointer)
-            raise UsageError(f"{pointer!r} is a link to {target!r}, which does not exist; {fix}")
-        if _exists(pointer):  # a folder of objects on gs:// or s3://
-            raise UsageError(f"{pointer!r} is a folder, not a file naming a run; {fix}")
-        return None
-    if _is_local(pointer) and os.path.isdir(pointer):
-        raise UsageError(f"{pointer!r} is a folder, not a file naming a run; {fix}")
-    try:
-        with FileSystems.open(pointer) as f:
-            text = f.read().decode("utf-8", errors="replace").strip()
-    except OSError as exc:
-        raise UsageError(f"cannot read {pointer!r} ({exc.strerror or exc}); {fix}") from None
-    if not text or "\n" in text:
-        raise UsageError(
-            f"{pointer!r} does not hold one run path; put the path of the last good run in "
-            "it, or delete it to start with a full run"
-        )
-    if "://" not in text and not text.startswith("/"):
-        text = f"{runs}/{text}"  # a bare name: relative to the runs folder
-    return _normalise(text)
-
-
-def _exists(path: str) -> bool:
-    if _is_local(path):
-        return os.path.lexists(path)
-    found = FileSystems.match([f"{path}/**"], limits=[1])[0].metadata_list
-    return bool(found) or FileSystems.exists(path)
-
-
 def _say(message: str) -> None:
     text = message.rstrip()
     end = "" if text.endswith("?") else "."
     sys.stderr.write(f"{_PROG}: error: {text.rstrip('.')}{end}\n")
 
 
-def main(argv: Sequence[str], *, now: Callable[[], datetime] | None = None) -> int:
+def main(argv: Sequence[str]) -> int:
     """Run ``kebab-chunk rechunk``; returns the exit status (module docstring).
 
-    SIGTERM and SIGINT at any moment: one line, exit status 143 / 130, ``latest`` unchanged
-    (kebab_chunk/cli/_signals.py; the run itself stops as ``kebab-chunk run`` does).
+    SIGTERM and SIGINT at any moment: one line, exit status 143 / 130, no snapshot
+    committed by this rechunk (kebab_chunk/cli/_signals.py; the run itself stops as
+    ``kebab-chunk run`` does).
     """
     with StopSignals() as stop:
         try:
-            return _claimed(list(argv), now or (lambda: datetime.now(UTC)))
+            return _claimed(list(argv))
         except KeyboardInterrupt as exc:
             stop.note_interrupt(exc)
-        _say(f"{stop.describe()}; nothing was published")
+        _say(f"{stop.describe()}; the table keeps its last committed snapshot")
         return stop.status or EXIT_SIGINT
 
 
-def _claimed(args: list[str], now: Callable[[], datetime]) -> int:
+def _claimed(args: list[str]) -> int:
     """Parse, claim ``--runs``, rechunk under the claim."""
     debug = "--debug" in args
     try:
         _refuse_chosen_options(args)
         _refuse_unknown_options(args)
         known, rest = _arg_parser().parse_known_args(args)
-        runs = _normalise(known.runs)
+        if not known.runs.strip():
+            raise UsageError("--runs is empty; give a directory (local, gs:// or s3://)")
+        runs = normalise_path(known.runs)
+        expiry = expiry_options(known.keep_last, known.newer_than)
         if debug:
             rest.append("--debug")  # kebab-chunk run's own option
         claim = claim_directory(runs, LOCK_NAME, what=f"--runs {known.runs!r}", by=_PROG)
@@ -225,80 +181,115 @@ def _claimed(args: list[str], now: Callable[[], datetime]) -> int:
     except ClaimBusyError as exc:
         _say(str(exc))
         return EXIT_BUSY
-    except (UsageError, KebabError) as exc:
+    except KebabError as exc:
         _print_debug(debug)
         _say(str(exc))
         return EXIT_USAGE
     with claim:
-        return _rechunk(known.corpus, runs, rest, now, debug)
+        return _rechunk(known.corpus, runs, rest, expiry, debug)
 
 
 def _rechunk(
-    corpus: Sequence[str], runs: str, rest: list[str], now: Callable[[], datetime], debug: bool
+    corpus: Sequence[str], runs: str, rest: list[str], expiry: Expiry | None, debug: bool
 ) -> int:
-    """The claimed part: pick the names, run the job, publish on success."""
-    try:
-        previous = read_latest(runs)
-        if previous is not None:
-            open_output(
-                previous,
-                f"{runs}/{LATEST_NAME} names a run, but",
-                remedy=f"restore it or point {LATEST_NAME} at an earlier finished run",
-            )
-        stamp = now().astimezone(UTC).strftime(STAMP_FORMAT)
-        run_dir = f"{runs}/{stamp}"
-        if _exists(run_dir):
-            raise UsageError(
-                f"the run directory {run_dir!r} exists already (a run started in the same "
-                "second, or the clock went back), so nothing was started; retry in a second"
-            )
-    except (UsageError, KebabError) as exc:
-        _print_debug(debug)
-        _say(str(exc))
-        return EXIT_USAGE
-
+    """The claimed part: run the update, report the snapshot, expire."""
     from kebab_chunk.cli.run import main as run_main
 
+    table = f"{runs}/{TABLE_NAME}"
+    _note_old_layout(runs, table)
+    try:
+        _refuse_unfinished(table)
+    except UsageError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
     inputs = [arg for path in corpus for arg in ("--input", path)]
-    run_argv = [*inputs, "--output", run_dir, *rest]
-    if previous is not None:
-        run_argv += ["--previous", previous]
-    status: int = run_main(run_argv, say_stopped=False)
-    kept = (
-        f"{runs}/{LATEST_NAME} still names {previous!r}" if previous else "no pointer was written"
-    )
-    if status != 0 and _is_local(run_dir):
-        with contextlib.suppress(OSError):
-            os.rmdir(run_dir)  # only when the run left it empty
+    status: int = run_main([*inputs, "--output", table, "--update", *rest], say_stopped=False)
     if status in (EXIT_SIGINT, EXIT_SIGTERM):
         how = "terminated by SIGTERM" if status == EXIT_SIGTERM else "interrupted (SIGINT)"
-        _say(f"{how}; the run into {run_dir!r} did not finish (no manifest) and {kept}")
+        _say(f"{how}; the update of {table!r} did not finish, so {_reads_as(table)}")
         return status
     if status != 0:
         if status != EXIT_USAGE:  # a usage error was already said in one sentence
-            _say(f"the run into {run_dir!r} failed (exit status {status}); {kept}")
+            _say(f"the update of {table!r} failed (exit status {status}), so {_reads_as(table)}")
         return status
     try:
-        _, manifest = open_output(run_dir, "the new run")
-        if manifest.get("accounting", {}).get("closes") is not True:
-            raise OutputDirError(f"the manifest of {run_dir!r} says its accounting does not close")
-        diff_path = None
-        if previous is not None:
-            diff = diff_outputs(previous, run_dir)
-            diff_path = f"{run_dir}{DIFF_SUFFIX}"
-            text = json.dumps(diff.to_json(), indent=2, ensure_ascii=False) + "\n"
-            write_whole(diff_path, text.encode("utf-8"), temp_prefix=".")
-        write_whole(f"{runs}/{LATEST_NAME}", f"{run_dir}\n".encode(), temp_prefix=".")
-    except Exception as exc:  # the run is there, but it is not published
+        _, manifest = open_output(table, "the table")
+    except KebabError as exc:  # the run said it committed; a reader must see it too
+        _print_debug(debug)
+        _say(f"the update of {table!r} finished but the table cannot be read ({exc})")
+        return EXIT_FAILED
+    n = snapshot_of(manifest)
+    changes = (manifest.get("snapshot") or {}).get("changes")
+    feed = f"change feed: {table}/{changes['path']}" if changes else "full run"
+    done, status = _expire(table, expiry, debug)
+    print(f"{_PROG}: {table} is at snapshot {n} ({feed}){done}")
+    return status
+
+
+def _expire(table: str, expiry: Expiry | None, debug: bool) -> tuple[str, int]:
+    """After a successful run: (what expiry did, for the success line; exit status)."""
+    if expiry is None:
+        return "", 0
+    try:
+        return f"; {expire_claimed(table, expiry, what='the table', check=False)}", 0
+    except ClaimBusyError as exc:
+        _say(f"old snapshots were not expired: {exc}")
+        return "", EXIT_BUSY
+    except (KebabError, OSError) as exc:
         _print_debug(debug)
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        _say(f"the run into {run_dir!r} finished but was not published ({first}); {kept}")
-        return EXIT_DATA
-    print(
-        f"{_PROG}: {runs}/{LATEST_NAME} -> {run_dir}"
-        + (f" (diff against {previous}: {diff_path})" if diff_path else " (full run)")
+        _say(f"old snapshots of {table!r} were not all expired ({first}); the next one will")
+        return "", EXIT_FAILED
+
+
+def _committed(table: str) -> int | None:
+    """The table's latest committed snapshot, from its names only (None: none yet)."""
+    ids = snapshot_ids(table)
+    if ids:
+        return ids[-1]
+    return 1 if FileSystems.exists(f"{table}/{MANIFEST_NAME}") else None
+
+
+def _reads_as(table: str) -> str:
+    """What readers of the table see now, for messages."""
+    n = _committed(table)
+    return "it holds no finished snapshot yet" if n is None else f"it still reads as snapshot {n}"
+
+
+def _refuse_unfinished(table: str) -> None:
+    """A first run that failed may leave files and no snapshot: ``run --update`` would then
+    ask for ``--overwrite``, which rechunk cannot pass, so say what to do instead. A table
+    another run holds is left to that run's claim (the run says it is busy)."""
+    if "://" in table or not os.path.isdir(table) or _committed(table) is not None:
+        return
+    try:
+        with claim_directory(table, OUTPUT_LOCK, what=f"--output {table!r}", by="kebab-chunk run"):
+            left = sorted(set(os.listdir(table)) - {OUTPUT_LOCK})
+    except ClaimBusyError:
+        return
+    if left:
+        raise UsageError(
+            f"{table!r} holds what a first run left when it failed ({left[0]!r}) and no "
+            "snapshot, so it cannot be updated; delete that folder and the next rechunk "
+            "starts with a full run"
+        )
+
+
+def _note_old_layout(runs: str, table: str) -> None:
+    """One note line when ``runs`` holds what earlier versions wrote there."""
+    if "://" in runs:
+        old = ["latest"] if FileSystems.exists(f"{runs}/latest") else []
+    else:
+        old = sorted(name for name in os.listdir(runs) if _OLD_LAYOUT.match(name))
+    if not old:
+        return
+    started = _committed(table) is not None
+    what = f"{', '.join(old[:3])}{', ...' * (len(old) > 3)}"
+    sys.stderr.write(
+        f"{_PROG}: note: {runs} holds {what} of the old runs-folder layout, which rechunk "
+        f"ignores: {'it updates the table' if started else 'the table'} {table}"
+        f"{'' if started else ' starts with a full run'} (delete them when no longer needed)\n"
     )
-    return 0
 
 
 def _print_debug(debug: bool) -> None:
