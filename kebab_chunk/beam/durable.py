@@ -2,8 +2,9 @@
 # (Beam ships partial type hints: FileSystems is untyped.)
 """Writing a small file whole, through Beam's FileSystems: readers see all of it or none.
 
-Used for the files that mark something finished: ``manifest.json`` (an output is
-complete) and a runs folder's ``latest`` pointer and diff (kebab_chunk/cli/rechunk.py).
+Used for the file that marks an output finished: ``manifest.json`` (and, in an updated
+output, the copy of its latest snapshot; the snapshot itself is created only if absent,
+kebab_chunk/output/snapshots.py).
 """
 
 from __future__ import annotations

@@ -329,7 +329,8 @@ def check_update_options(update: bool, *, overwrite: bool, previous: object) -> 
 def prepare(config: RunConfig) -> tuple[RunConfig, str]:
     """Under the output's claim: what the run writes into. With ``update`` and a finished
     output there, its latest snapshot becomes the base (read now, so no other run can
-    commit before this one starts); otherwise the output is prepared for a full run
+    commit before this one starts); with ``update`` and none, the leftovers of a killed
+    first run are cleared for a full run; otherwise the output is prepared for a full run
     (``prepare_output``: empty, or emptied with ``overwrite``)."""
     if config.update:
         check_output_location(config.output, corpus=config.corpus)
@@ -337,6 +338,9 @@ def prepare(config: RunConfig) -> tuple[RunConfig, str]:
         if base is not None:
             first_snapshot(base)
             return dataclasses.replace(config, base=base), base.output
+        # No finished output there: what a killed first run left is disposable, as with
+        # --overwrite (which still refuses anything that is not kebab-chunk's layout).
+        return config, prepare_output(config.output, overwrite=True, corpus=config.corpus)
     return config, prepare_output(config.output, overwrite=config.overwrite, corpus=config.corpus)
 
 

@@ -112,7 +112,11 @@ def load_base(output: str) -> BaseSnapshot | None:
     is a full run). Its files are checked by ``open_output`` (listed, sizes and row counts
     from footers); their bytes are not hashed, which would cost the whole table."""
     try:
-        path, manifest = open_output(output, "--output", remedy="run without --update")
+        path, manifest = open_output(
+            output,
+            "--output",
+            remedy="restore it from a copy, or move it aside to start a new one with a full run",
+        )
     except OutputDirError:
         if not _has_manifest(output):
             return None

@@ -48,7 +48,6 @@ from kebab_chunk.cli.exits import (
 from kebab_chunk.cli.expire import Expiry, expire_claimed, expiry_options
 from kebab_chunk.errors import KebabError
 from kebab_chunk.output.finished import normalise_path, open_output
-from kebab_chunk.output.layout import LOCK_NAME as OUTPUT_LOCK
 from kebab_chunk.output.layout import MANIFEST_NAME
 from kebab_chunk.output.snapshots import snapshot_ids, snapshot_of
 
@@ -197,11 +196,6 @@ def _rechunk(
 
     table = f"{runs}/{TABLE_NAME}"
     _note_old_layout(runs, table)
-    try:
-        _refuse_unfinished(table)
-    except UsageError as exc:
-        _say(str(exc))
-        return EXIT_USAGE
     inputs = [arg for path in corpus for arg in ("--input", path)]
     status: int = run_main([*inputs, "--output", table, "--update", *rest], say_stopped=False)
     if status in (EXIT_SIGINT, EXIT_SIGTERM):
@@ -254,25 +248,6 @@ def _reads_as(table: str) -> str:
     """What readers of the table see now, for messages."""
     n = _committed(table)
     return "it holds no finished snapshot yet" if n is None else f"it still reads as snapshot {n}"
-
-
-def _refuse_unfinished(table: str) -> None:
-    """A first run that failed may leave files and no snapshot: ``run --update`` would then
-    ask for ``--overwrite``, which rechunk cannot pass, so say what to do instead. A table
-    another run holds is left to that run's claim (the run says it is busy)."""
-    if "://" in table or not os.path.isdir(table) or _committed(table) is not None:
-        return
-    try:
-        with claim_directory(table, OUTPUT_LOCK, what=f"--output {table!r}", by="kebab-chunk run"):
-            left = sorted(set(os.listdir(table)) - {OUTPUT_LOCK})
-    except ClaimBusyError:
-        return
-    if left:
-        raise UsageError(
-            f"{table!r} holds what a first run left when it failed ({left[0]!r}) and no "
-            "snapshot, so it cannot be updated; delete that folder and the next rechunk "
-            "starts with a full run"
-        )
 
 
 def _note_old_layout(runs: str, table: str) -> None:

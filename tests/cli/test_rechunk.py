@@ -343,20 +343,18 @@ def test_a_failed_first_run_says_the_table_has_no_snapshot(
     assert len(err.strip().splitlines()) == 1 and "kebab-chunk rechunk" not in err, err
 
 
-def test_what_a_failed_first_run_left_is_named_with_what_to_do(
+def test_what_a_failed_first_run_left_is_replaced_by_a_full_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A table with files and no snapshot cannot be updated, and rechunk cannot pass run's
-    --overwrite: one sentence says to delete it, and nothing is touched."""
+    """A table with files and no snapshot holds nothing finished: the next rechunk's update
+    clears it (as --overwrite would, kebab-chunk layout only) and writes snapshot 1."""
     corpus, runs = write_corpus(tmp_path / "corpus", 1), tmp_path / "runs"
     part = runs / rechunk.TABLE_NAME / "chunks" / "part-00000-of-00001.parquet"
     part.parent.mkdir(parents=True)
     part.write_bytes(b"half a file")
-    assert _rechunk(corpus, runs) == 2
-    message = _assert_one_sentence(capsys.readouterr().err)
-    assert "holds what a first run left when it failed ('chunks') and no snapshot" in message
-    assert "delete that folder and the next rechunk starts with a full run" in message
-    assert sorted(os.listdir(runs / rechunk.TABLE_NAME)) == ["chunks"] and part.exists()
+    assert _rechunk(corpus, runs) == 0
+    assert "is at snapshot 1 (full run)" in capsys.readouterr().out
+    assert results.read_chunks(runs / rechunk.TABLE_NAME)  # a whole output, the half file gone
 
 
 def test_a_held_runs_folder_is_refused_with_the_busy_status(tmp_path: Path) -> None:
