@@ -219,12 +219,10 @@ def build_update_pipeline(p: beam.Pipeline, config: RunConfig, base: BaseSnapsho
         stored["written"],
         errors | "Write errors" >> WriteErrors(output, prefix=prefix),
     ) | "Collect written files" >> beam.Flatten()
-    outcomes = (chunked["outcomes"], plan["outcomes"]) | "All outcomes" >> beam.Flatten()
-    counts = (stored["chunk_counts"], plan["chunk_counts"]) | "All counts" >> beam.Flatten()
     skipped = (read["skipped"], again["skipped"]) | "All skipped" >> beam.Flatten()
     _ = {
         "outcomes": chunked["outcomes"],
-        "reused_outcomes": plan["outcomes"],
+        "reused_outcomes": plan["accounts"],  # FileAccounts: a source_uri each, done
         "read_errors": read["errors"],
         "skipped": read["skipped"],
         "parse_errors": chunked["parse_errors"],
@@ -239,13 +237,13 @@ def build_update_pipeline(p: beam.Pipeline, config: RunConfig, base: BaseSnapsho
         )
 
     _ = {
-        "files": read["files"],
+        "files": plan["files"],  # those not reused: a reused document's account is ready
+        "accounts": plan["accounts"],
         "skipped": skipped,
-        "outcomes": outcomes,
-        "chunk_counts": counts,
+        "outcomes": chunked["outcomes"],
+        "chunk_counts": stored["chunk_counts"],
         "errors": errors,
         "written": written,
-        "carried": plan["carried"],
         "incremental": plan["counts"],
     } | "Write manifest" >> WriteManifest(output, header, info, prefix=prefix, commit=commit)
 

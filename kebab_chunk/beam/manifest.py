@@ -31,7 +31,6 @@ holds the where and when (paths, runner options, timestamps, library versions).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections import Counter
@@ -80,6 +79,7 @@ __all__ = [
     "FileAccount",
     "WriteDocuments",
     "WriteManifest",
+    "count_account",
     "manifest_header",
 ]
 
@@ -275,13 +275,16 @@ class _ClassifyFn(beam.DoFn):
             facts=outcome.facts if outcome else None,
             chunk_index=tuple(sorted(index, key=_label_and_id)),
         )
-        if any(True for _ in grouped.get("carried", ())):
-            account = dataclasses.replace(account, carried=True)
-        if account.matched:
-            metrics.inc("files_matched")
-            metrics.inc(metrics.keyed("files", media_type))
-        metrics.inc(_BUCKET_COUNTERS[bucket])
+        count_account(account)
         yield account
+
+
+def count_account(account: FileAccount) -> None:
+    """The counters of one classified file (its media type, its bucket)."""
+    if account.matched:
+        metrics.inc("files_matched")
+        metrics.inc(metrics.keyed("files", account.media_type))
+    metrics.inc(_BUCKET_COUNTERS[account.bucket])
 
 
 _BUCKET_COUNTERS = {
@@ -445,8 +448,11 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
     ``errors`` (every ErrorRecord) and ``written``
     (WrittenFile of every part file; the manifest waits for them, so a manifest present
     means the output is complete); optionally ``incremental`` (one dict, the counts of an
-    incremental run, written as the manifest's ``incremental`` section). Output: the
-    manifest path. ``document_rows_per_file`` sizes the documents part files.
+    incremental run, written as the manifest's ``incremental`` section) and ``accounts``
+    (FileAccounts classified elsewhere: an update's reused documents, whose rows stay where
+    they are, so they are counted but not written). Output: the manifest path (or what
+    ``commit`` returns). ``document_rows_per_file`` sizes the documents part files;
+    ``prefix`` starts their names.
     """
 
     def __init__(
@@ -481,15 +487,13 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
             joined["skipped"] = inputs["skipped"] | "Key skipped files" >> beam.Map(
                 lambda f: (f.source_uri, f)
             )
-        if "carried" in inputs:
-            joined["carried"] = inputs["carried"] | "Key carried documents" >> beam.Map(
-                lambda uri: (uri, True)
-            )
         accounts = (
             joined
             | "Join per file" >> beam.CoGroupByKey()
             | "Classify files" >> beam.ParDo(_ClassifyFn())
         )
+        if "accounts" in inputs:  # run --update: reused documents, classified by the plan
+            accounts = (accounts, inputs["accounts"]) | "All accounts" >> beam.Flatten()
         summary = accounts | "Summarise" >> beam.CombineGlobally(_SummariseFn())
         documents = (
             accounts

@@ -143,7 +143,7 @@ def _error(error: Any) -> None:
 
 #: Input key -> what each element says about its file.
 _ROLES: dict[str, tuple[str, Callable[[Any], None]]] = {
-    # DocumentOutcome: the file is done (parsed, or carried forward from --previous).
+    # DocumentOutcome (or an update's FileAccount of a reused document): the file is done.
     "outcomes": ("Note finished documents", _done),
     "reused_outcomes": ("Note reused documents", _done),
     # ErrorRecord of a file that ends there (read and parse stages).

@@ -44,17 +44,16 @@ from kebab_chunk.beam import metrics
 from kebab_chunk.beam.chunk import run_labels
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.beam.incremental import NOTHING_REUSED
+from kebab_chunk.beam.manifest import CHUNKED, FileAccount, count_account
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.output.changes import CHANGES_DIR, change_rows, changes_table
 from kebab_chunk.output.digest import DigestSink
 from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, MANIFEST_NAME
-from kebab_chunk.output.records import DocumentOutcome, DocumentRow, WrittenFile
+from kebab_chunk.output.records import SourceFile, WrittenFile
 from kebab_chunk.output.schema import (
-    DOCUMENT_SCHEMA,
     PARTITION_COLUMN,
-    row_to_document,
     write_parquet,
 )
 from kebab_chunk.output.snapshots import (
@@ -72,8 +71,11 @@ from kebab_chunk.output.snapshots import (
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.runtime.reuse import (
     DECISIONS,
+    NEW,
+    RECHUNKED,
     REUSE_OPTIONS,
     REUSED,
+    BaseRow,
     PreviousRun,
     ReuseRule,
 )
@@ -81,16 +83,7 @@ from kebab_chunk.runtime.reuse import (
 __all__ = ["BaseSnapshot", "CommitSnapshot", "PlanUpdate", "first_snapshot", "load_base"]
 
 _FILES, _SEEN, _BASE = "files", "seen", "base"
-_TO_READ, _OUTCOMES, _COUNTS, _CARRIED, _DELETED, _DECISIONS = (
-    "to_read",
-    "outcomes",
-    "chunk_counts",
-    "carried",
-    "deleted",
-    "decisions",
-)
-#: Columns of the base's documents table the plan reads (the chunk index is not needed).
-_PLAN_COLUMNS = [n for n in DOCUMENT_SCHEMA.names if n != "chunk_index"]
+_TO_READ, _ACCOUNTS, _DELETED, _DECISIONS = "to_read", "accounts", "deleted", "decisions"
 
 
 @dataclass(frozen=True)
@@ -154,51 +147,80 @@ def _section(
 
 
 class _ReadBaseDocumentsFn(beam.DoFn):
-    """One base documents file -> (source_uri, DocumentRow) of its live rows."""
+    """One base documents file -> (source_uri, BaseRow) of its live rows."""
 
     def __init__(self, output: str, deleted: Sequence[tuple[int, frozenset[str]]]) -> None:
         self._output = output
         self._deleted = deleted
 
-    def process(self, entry: tuple[str, int]) -> Iterator[tuple[str, DocumentRow]]:
+    def process(self, entry: tuple[str, int]) -> Iterator[tuple[str, BaseRow]]:
         path, added = entry
         dataset = pads.dataset(f"{self._output}/{path}", format="parquet")
-        columns = [c for c in _PLAN_COLUMNS if c in dataset.schema.names]
-        table = dataset.to_table(columns=columns, filter=live_filter(added, self._deleted))
+        table = dataset.to_table(
+            columns=list(BaseRow.COLUMNS), filter=live_filter(added, self._deleted)
+        )
         for row in table.to_pylist():
-            row.setdefault("chunk_index", [])
-            yield str(row["source_uri"]), row_to_document(row)
+            yield str(row["source_uri"]), BaseRow.of(row)
 
 
 class _DecideFn(beam.DoFn):
-    """One decision per source_uri; see the module docstring."""
+    """One decision per source_uri; see the module docstring. A reused document leaves as
+    its finished FileAccount (the manifest counts it without joining anything more); every
+    other matched file's SourceFile goes on to the manifest's join as in a full run."""
 
     def __init__(self, rule: ReuseRule) -> None:
         self._rule = rule
 
     def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[Any]:
         uri, grouped = element
+        files: list[SourceFile] = list(grouped[_FILES])
         seen = list(grouped[_SEEN])
-        rows: list[DocumentRow] = list(grouped[_BASE])
+        rows: list[BaseRow] = list(grouped[_BASE])
         row = rows[0] if len(rows) == 1 else None
         decision = self._rule.decide_row(
-            matched=any(True for _ in grouped[_FILES]), seen=seen[0] if seen else None, row=row
+            matched=bool(files), seen=seen[0] if seen else None, row=row
         )
         if rows and decision.name != REUSED:
             yield pvalue.TaggedOutput(_DELETED, uri)
+        if decision.name == REUSED and row is not None and len(files) == 1:
+            account = _reused_account(uri, files[0], seen[0], row, decision.carried)
+            count_account(account)
+            yield pvalue.TaggedOutput(_ACCOUNTS, account)
+        else:
+            for source in files:
+                yield pvalue.TaggedOutput(_FILES, source)
         if decision.name is None:
             return
         metrics.inc(metrics.keyed("incremental", decision.name))
         yield pvalue.TaggedOutput(_DECISIONS, decision.name)
-        if decision.name == REUSED and row is not None:
-            facts = row.facts()
-            assert facts is not None  # a chunked row holds its parse facts
-            yield pvalue.TaggedOutput(_OUTCOMES, DocumentOutcome(uri, facts, decision.carried))
-            yield pvalue.TaggedOutput(_CARRIED, uri)
-            for label, n in decision.carried:
-                yield pvalue.TaggedOutput(_COUNTS, (uri, (label, n, ())))
-        elif decision.name != "deleted":
+        if decision.name in (RECHUNKED, NEW):
             yield uri
+
+
+def _reused_account(
+    uri: str,
+    source: SourceFile,
+    seen: tuple[str | None, str],
+    row: BaseRow,
+    carried: tuple[tuple[str, int], ...],
+) -> FileAccount:
+    """The manifest's account of a reused document: what its live rows say."""
+    media_type, content_hash = seen
+    return FileAccount(
+        source_uri=uri,
+        bucket=CHUNKED,
+        media_type=media_type or "unknown",
+        size_bytes=source.size_bytes,
+        matched=True,
+        parsed=True,
+        warnings=row.warnings,
+        parser_version=row.parser_version,
+        chunks_by_label=carried,
+        errors=(),
+        detected_media_type=source.media_type,
+        content_hash=content_hash,
+        carried=True,
+    )
 
 
 class _CountDecisionsFn(beam.CombineFn):
@@ -238,10 +260,10 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
     """Decide per document against the base snapshot's documents table.
 
     Input: ``ReadCorpus``'s outputs. Outputs (a dict): ``to_read`` (source_uris to read
-    again, parse and chunk), ``outcomes`` and ``chunk_counts`` of reused documents (for the
-    accounting), ``carried`` (their source_uris: their documents rows stay where they are),
-    ``deleted`` (source_uris whose base rows the snapshot removes) and ``counts`` (the
-    manifest's ``incremental`` section)."""
+    again, parse and chunk), ``files`` (the SourceFile of every matched file that was not
+    reused, for the manifest's join), ``accounts`` (the FileAccount of each reused
+    document: counted, its rows left where they are), ``deleted`` (source_uris whose base
+    rows the snapshot removes) and ``counts`` (the manifest's ``incremental`` section)."""
 
     def __init__(
         self,
@@ -280,13 +302,13 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
         seen = read["documents"] | "Keep hashes only" >> beam.Map(
             lambda d: (d.source_uri, (d.media_type, d.content_hash))
         )
-        keyed_files = read["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, True))
+        keyed_files = read["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, f))
         decided = (
             {_FILES: keyed_files, _SEEN: seen, _BASE: rows}
             | "Join with the base snapshot" >> beam.CoGroupByKey()
             | "Decide per document"
             >> beam.ParDo(_DecideFn(self._rule)).with_outputs(
-                _OUTCOMES, _COUNTS, _CARRIED, _DELETED, _DECISIONS, main=_TO_READ
+                _FILES, _ACCOUNTS, _DELETED, _DECISIONS, main=_TO_READ
             )
         )
         counts = decided[_DECISIONS] | "Count decisions" >> beam.CombineGlobally(
@@ -294,9 +316,8 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
         )
         return {
             _TO_READ: decided[_TO_READ],
-            _OUTCOMES: decided[_OUTCOMES],
-            _COUNTS: decided[_COUNTS],
-            _CARRIED: decided[_CARRIED],
+            _FILES: decided[_FILES],
+            _ACCOUNTS: decided[_ACCOUNTS],
             _DELETED: decided[_DELETED],
             "counts": counts,
         }

@@ -25,7 +25,7 @@ from typing import Any
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, DocumentRow, RawDocument
+from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN
 from kebab_chunk.parsers.registry import ParserChoice
 
@@ -39,6 +39,7 @@ __all__ = [
     "REUSED",
     "REUSE_OPTIONS",
     "SHAPING_OPTIONS",
+    "BaseRow",
     "CarryKey",
     "Decision",
     "Fingerprint",
@@ -188,6 +189,45 @@ class PreviousRun:
 
 
 @dataclass(frozen=True)
+class BaseRow:
+    """What an update needs of a base snapshot's documents row: the reuse rule's facts and
+    the manifest's counts of a reused document (its rows stay where they are)."""
+
+    media_type: str | None
+    parser_version: str | None
+    content_hash: str | None
+    status: str
+    errors: tuple[tuple[str, str], ...]
+    chunks_by_label: tuple[tuple[str, int], ...]
+    warnings: int  # how many
+
+    #: The documents-table columns it is read from.
+    COLUMNS = (
+        "source_uri",
+        "media_type",
+        "parser_version",
+        "content_hash",
+        "status",
+        "errors",
+        "chunks_by_label",
+        "warnings",
+    )
+
+    @staticmethod
+    def of(row: Mapping[str, Any]) -> BaseRow:
+        """From a documents row as pyarrow's ``to_pylist`` gives it (those columns)."""
+        return BaseRow(
+            media_type=row["media_type"],
+            parser_version=row["parser_version"],
+            content_hash=row["content_hash"],
+            status=str(row["status"]),
+            errors=tuple((e["stage"], e["error_type"]) for e in row["errors"]),
+            chunks_by_label=tuple((c["label"], c["count"]) for c in row["chunks_by_label"]),
+            warnings=len(row["warnings"]),
+        )
+
+
+@dataclass(frozen=True)
 class Decision:
     """What happens to one document: ``name`` is one of DECISIONS (None: no decision, a
     matched file that could not be read and already has its read error row);
@@ -290,7 +330,7 @@ class ReuseRule:
         return Decision(REUSED, tuple(sorted(carried.items())))
 
     def decide_row(
-        self, matched: bool, seen: tuple[str | None, str] | None, row: DocumentRow | None
+        self, matched: bool, seen: tuple[str | None, str] | None, row: BaseRow | None
     ) -> Decision:
         """The decision for one document of an update (``run --update``), taken from the
         base snapshot's documents row alone (no chunk record is read): ``matched`` by this
@@ -313,9 +353,7 @@ class ReuseRule:
             return Decision(RECHUNKED)
         return Decision(REUSED, tuple(sorted(carried.items())))
 
-    def _reusable_row(
-        self, seen: tuple[str | None, str], row: DocumentRow
-    ) -> dict[str, int] | None:
+    def _reusable_row(self, seen: tuple[str | None, str], row: BaseRow) -> dict[str, int] | None:
         media_type, content_hash = seen
         if not self._any or media_type is None or row.status != "chunked" or row.errors:
             return None
