@@ -56,12 +56,16 @@ class _Peak:
     def __init__(self) -> None:
         self.label = "start"
         self.peaks: dict[str, float] = defaultdict(float)
+        self.timeline: list[tuple[float, float]] = []  # (seconds since start, RSS MB)
+        self._t0 = time.perf_counter()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
-            self.peaks[self.label] = max(self.peaks[self.label], _rss_mb())
+            rss = _rss_mb()
+            self.peaks[self.label] = max(self.peaks[self.label], rss)
+            self.timeline.append((time.perf_counter() - self._t0, rss))
 
     def start(self) -> None:
         self._thread.start()
@@ -75,14 +79,22 @@ PEAK = _Peak()
 
 
 def _timed(name: str, fn: Callable[..., Any], *, generator: bool = False) -> Callable[..., Any]:
-    if generator:
+    if generator:  # time spent inside the generator only; its outputs still stream
         @functools.wraps(fn)
         def gen(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            out = list(fn(*args, **kwargs))
-            PHASES[name].append(time.perf_counter() - start)
+            spent = 0.0
+            it = iter(fn(*args, **kwargs))
+            while True:
+                start = time.perf_counter()
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
+                finally:
+                    spent += time.perf_counter() - start
+                yield item
+            PHASES[name].append(spent)
             RSS_AFTER[name] = int(_rss_mb())
-            yield from out
 
         return gen
 
@@ -141,6 +153,14 @@ def transform_msecs(result: Any, top: int = 10) -> list[tuple[str, int]]:
     return sorted(totals.items(), key=lambda kv: -kv[1])[:top]
 
 
+def by_composite(rows: list[tuple[str, int]], depth: int) -> list[tuple[str, int]]:
+    """Per-transform msecs summed over the first ``depth`` parts of their names."""
+    totals: dict[str, int] = defaultdict(int)
+    for label, msecs in rows:
+        totals["/".join(label.split("/")[:depth])] += msecs
+    return sorted(totals.items(), key=lambda kv: -kv[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True)
@@ -170,13 +190,21 @@ def main(argv: list[str] | None = None) -> int:
     PEAK.stop()
     print(f"exit {status}, wall {wall:.1f} s, peak RSS (VmHWM) {_hwm_mb():,.0f} MB")
     print("peak RSS MB by phase:", {k: round(v) for k, v in PEAK.peaks.items()})
+    line = PEAK.timeline[:: max(1, len(PEAK.timeline) // 30)]
+    print("RSS timeline (s: MB):", ", ".join(f"{t:.0f}: {m:.0f}" for t, m in line))
     print("\nphase | calls | seconds | RSS MB after")
     for name, values in PHASES.items():
         print(f"{name} | {len(values)} | {sum(values):.2f} | {RSS_AFTER.get(name, 0)}")
     if RESULTS:
-        print("\nBeam process-bundle msecs per transform (top 10):")
-        for label, msecs in transform_msecs(RESULTS[0]):
+        every = transform_msecs(RESULTS[0], top=10_000)
+        print(f"\nBeam process-bundle msecs, all transforms: {sum(m for _, m in every):,} ms")
+        print("per transform (top 15):")
+        for label, msecs in every[:15]:
             print(f"  {msecs:>8,} ms  {label}")
+        for depth in (1, 2):
+            print(f"summed by the first {depth} part(s) of the name:")
+            for label, msecs in by_composite(every, depth):
+                print(f"  {msecs:>8,} ms  {label}")
     if profiler is not None:
         profiler.dump_stats(str(args.work / "update.prof"))
         for key in ("cumulative", "tottime"):
