@@ -33,6 +33,19 @@ installed).
   ``direct_in_memory`` output: every file is read and hashed, only changed ones parsed,
   the others' records carried forward. Its start-up is the 20-document job run against its
   own earlier output (everything reused).
+- ``direct_in_memory_update_1pct`` (after it): ``kebab-chunk run --update`` (issue 30) on a
+  hard-link copy (``cp -al``) of the ``direct_in_memory`` output, after the same 1% churn
+  (applied once, whichever incremental configuration runs first). The update only adds
+  files (``s<n>-part-*``, a delete file, a change feed, ``_snapshots/*.json``) and replaces
+  ``manifest.json`` by a rename, so the copy's links never change the original's bytes. Every
+  file is read and hashed, joined with the base snapshot's documents table, and only new or
+  changed documents are read again, parsed and written. Its start-up is the 20-document
+  update of a copy of the 20-document ``direct_in_memory`` output (everything reused). Its
+  output bytes are those of the files the update added.
+
+For both incremental configurations the results also hold their wall seconds and peak RSS
+against ``direct_in_memory`` (``incremental_vs_full``) next to the issue 30 targets (wall
+<= 10% of the full run's, every process <= 1 GB at 100,000 documents).
 
 Each configuration runs the job on the first 20 documents (a warm-up that fails fast; on a
 fresh Flink cluster it is slower than later jobs), then on all N, then on the 20 again: that
@@ -95,7 +108,13 @@ CONFIGS = (
     "flink_1tm",
     "flink_2tm",
     "direct_in_memory_incremental_1pct",
+    "direct_in_memory_update_1pct",
 )
+INCREMENTAL = ("direct_in_memory_incremental_1pct", "direct_in_memory_update_1pct")
+#: Issue 30's acceptance at 100,000 documents: incremental wall <= 10% of a full run's and
+#: peak RSS of every process <= 1 GB.
+TARGET_WALL_RATIO = 0.10
+TARGET_PROCESS_MB = 1024.0
 IN_MEMORY = ["--direct_running_mode=in_memory"]
 MULTI_2 = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 _CLK = os.sysconf("SC_CLK_TCK")
@@ -231,6 +250,11 @@ def subset_corpus(corpus: Corpus, dest: Path, n_docs: int) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.link(corpus.root / rel, target)
     return dest
+
+
+def link_copy(src: Path, dest: Path) -> None:
+    """``cp -al src dest``: the same tree, every file a hard link (no bytes duplicated)."""
+    shutil.copytree(src, dest, copy_function=os.link)
 
 
 def churn(corpus: Corpus, share: float = CHURN, seed: int = SEED) -> int:
@@ -401,16 +425,20 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _dir_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+def _files_under(path: Path) -> frozenset[Path]:
+    return frozenset(p for p in path.rglob("*") if p.is_file())
 
 
-def _chunk_bytes_uncompressed(path: Path) -> int:
+def _dir_bytes(path: Path, existing: frozenset[Path] = frozenset()) -> int:
+    return sum(p.stat().st_size for p in _files_under(path) - existing)
+
+
+def _chunk_bytes_uncompressed(path: Path, existing: frozenset[Path] = frozenset()) -> int:
     """Uncompressed size of the chunk records (Parquet row-group metadata)."""
     import pyarrow.parquet as pq
 
     total = 0
-    for part in sorted((path / "chunks").rglob("*.parquet")):
+    for part in sorted(set((path / "chunks").rglob("*.parquet")) - existing):
         meta = pq.ParquetFile(part).metadata
         total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     return total
@@ -418,14 +446,18 @@ def _chunk_bytes_uncompressed(path: Path) -> int:
 
 def run_job(
     beam_bin: Path, corpus: Path, out: Path, args: list[str], env: dict[str, str],
-    cluster_roots: dict[str, int], log: Path,
+    cluster_roots: dict[str, int], log: Path, *, update: bool = False,
 ) -> dict[str, Any]:
-    """``kebab-chunk run`` once, sampled; raises JobFailed with the log's end on failure."""
+    """``kebab-chunk run`` once, sampled; raises JobFailed with the log's end on failure.
+
+    ``update``: ``--update`` of the output already in ``out`` (no ``--overwrite``); the
+    output bytes are those of the files the job added."""
     child_env = dict(os.environ, **env)
     child_env["PATH"] = os.pathsep.join([str(beam_bin), child_env.get("PATH", "")])
     # No --default_sdk_harness_log_level=WARNING: the Flink job server rejects it.
+    existing = _files_under(out) if update else frozenset()
     cmd = [str(beam_bin / "kebab-chunk"), "run", "--input", str(corpus), "--output", str(out),
-           "--overwrite", *args]
+           *(["--update"] if update else ["--overwrite"]), *args]
     rusage0 = _children_cpu_s()
     with log.open("wb") as sink:
         start = time.perf_counter()
@@ -455,8 +487,8 @@ def run_job(
         "launcher_cpu_s_by_method": launcher,
         "sampled_cpu_s_by_role": {name: sampler.cpu_s_by_role(name) for name in sampler.roots},
         "memory": {name: sampler.memory(name) for name in sampler.roots},
-        "output_bytes": _dir_bytes(out),
-        "chunk_bytes_uncompressed": _chunk_bytes_uncompressed(out),
+        "output_bytes": _dir_bytes(out, existing),
+        "chunk_bytes_uncompressed": _chunk_bytes_uncompressed(out, existing),
         "files_matched": manifest["counts"]["files_matched"],
         "chunks": manifest["counts"]["chunks_total"],
         "error_rows": manifest["counts"]["error_rows"],
@@ -570,6 +602,43 @@ def _rss(fig: dict[str, Any], role: str) -> float | None:
     return max(values) if values else None
 
 
+def _largest_process_mb(fig: dict[str, Any]) -> float:
+    """The largest peak RSS of any one process the job ran (every sampled tree and role)."""
+    return max((value for tree in fig.get("memory", {}).values()
+                for key, value in tree.items()
+                if key.endswith("_peak_rss_mb") and key != "tree_peak_rss_mb"), default=0.0)
+
+
+def versus_full(results: dict[str, Any]) -> dict[str, Any]:
+    """Each incremental configuration against ``direct_in_memory``, with issue 30's targets."""
+    configs = results["configurations"]
+    full = configs.get("direct_in_memory", {})
+    out: dict[str, Any] = {}
+    if "wall_s" not in full:
+        return out
+    for name in INCREMENTAL:
+        fig = configs.get(name, {})
+        if "wall_s" not in fig:
+            continue
+        wall = fig["wall_s"] / full["wall_s"]
+        largest = _largest_process_mb(fig)
+        launcher, launcher_full = _rss(fig, "root"), _rss(full, "root")
+        out[name] = {
+            "wall_ratio": wall,
+            "cpu_ratio": fig["cpu_s"] / full["cpu_s"],
+            "launcher_peak_rss_ratio": launcher / launcher_full
+            if launcher and launcher_full else None,
+            "largest_process_peak_rss_mb": largest,
+            "full_largest_process_peak_rss_mb": _largest_process_mb(full),
+            "targets": {"wall_ratio_max": TARGET_WALL_RATIO,
+                        "process_peak_rss_mb_max": TARGET_PROCESS_MB,
+                        "wall_met": wall <= TARGET_WALL_RATIO,
+                        "rss_met": largest <= TARGET_PROCESS_MB,
+                        "stated_for_documents": DEFAULT_DOCS},
+        }
+    return out
+
+
 def table(results: dict[str, Any]) -> str:
     """The short Markdown table printed at the end (and written next to the JSON)."""
     def num(value: float | None, fmt: str = ",.1f") -> str:
@@ -597,6 +666,24 @@ def table(results: dict[str, Any]) -> str:
             f"{num(None if marginal is None else marginal * 1000, ',.2f')} | {peak} | "
             f"{per_doc_in:,.0f} | {num(fig['output_bytes_per_doc'], ',.0f')} |"
         )
+    versus = results.get("incremental_vs_full") or {}
+    if versus:
+        rows += ["", "| incremental configuration | changed docs | wall vs direct_in_memory | "
+                 "CPU vs direct_in_memory | launcher peak RSS vs direct_in_memory | "
+                 "largest process peak RSS MB | issue 30 targets (wall <= 10%, "
+                 "every process <= 1 GB) |",
+                 "|---|---|---|---|---|---|---|"]
+        for name, v in versus.items():
+            fig = results["configurations"][name]
+            met = v["targets"]
+            verdict = ("met" if met["wall_met"] and met["rss_met"] else
+                       "not met: " + ", ".join(k for k, ok in (("wall", met["wall_met"]),
+                                                               ("RSS", met["rss_met"])) if not ok))
+            launcher = v["launcher_peak_rss_ratio"]
+            rows.append(
+                f"| {name} | {fig.get('changed_documents', '–')} | {v['wall_ratio']:.1%} | "
+                f"{v['cpu_ratio']:.1%} | {num(launcher, '.2f')}x | "
+                f"{v['largest_process_peak_rss_mb']:,.0f} | {verdict} |")
     scaling = results.get("scaling_2tm_vs_1tm")
     if scaling:
         rows += ["", f"Flink 2 TaskManagers vs 1: {scaling['docs_per_s']:.2f}x docs/s"
@@ -648,14 +735,40 @@ def run(n_docs: int = DEFAULT_DOCS, configs: tuple[str, ...] = CONFIGS,
             "flink_1tm": lambda: _flink(base / "flink-1tm", beam_bin, 1, tm_memory),
             "flink_2tm": lambda: _flink(base / "flink-2tm", beam_bin, 2, tm_memory),
         }
+        churned: list[int] = []  # the 1% churn, applied once for both incremental configs
+
+        def churn_once() -> int:
+            if not churned:
+                churned.append(churn(corpus))
+            return churned[0]
+
         for name in (c for c in CONFIGS if c in configs):
             progress(f"== {name}")
             try:
-                if name == "direct_in_memory_incremental_1pct":
+                if name == "direct_in_memory_update_1pct":
+                    full = outs / "direct_in_memory"
+                    if not (full / "manifest.json").exists():
+                        raise JobFailed("needs the direct_in_memory output of this run")
+                    changed = churn_once()
+                    started = time.perf_counter()
+                    link_copy(full, outs / name)
+                    copy_s = time.perf_counter() - started
+                    link_copy(outs / "direct_in_memory-startup", outs / f"{name}-startup")
+                    setting = Setting("DirectRunner", 1, [*IN_MEMORY, "--update"])
+                    main = run_job(beam_bin, corpus.root, outs / name, IN_MEMORY, {}, {},
+                                   logs / f"{name}.log", update=True)
+                    # Start-up: the 20-document update of its own full output (all reused).
+                    small = run_job(beam_bin, tiny, outs / f"{name}-startup", IN_MEMORY, {}, {},
+                                    logs / f"{name}-startup.log", update=True)
+                    fig = _figures(setting, main, small, n_docs, STARTUP_DOCS)
+                    fig["changed_documents"] = changed
+                    fig["base_copy"] = {"how": "hard links of the direct_in_memory output",
+                                        "wall_s": copy_s}
+                elif name == "direct_in_memory_incremental_1pct":
                     previous = outs / "direct_in_memory"
                     if not (previous / "manifest.json").exists():
                         raise JobFailed("needs the direct_in_memory output of this run")
-                    changed = churn(corpus)
+                    changed = churn_once()
                     setting = Setting("DirectRunner", 1, [*IN_MEMORY, f"--previous={previous}"])
                     main = run_job(beam_bin, corpus.root, outs / name, setting.args, {}, {},
                                    logs / f"{name}.log")
@@ -692,6 +805,8 @@ def run(n_docs: int = DEFAULT_DOCS, configs: tuple[str, ...] = CONFIGS,
                 for k, v in fig.items()
                 if k in ("wall_s", "docs_per_s", "cpu_s_per_doc", "cpu_busy_cores", "failed")
             ))
+        if versus := versus_full(results):
+            results["incremental_vs_full"] = versus
         one, two = (results["configurations"].get(k, {}) for k in ("flink_1tm", "flink_2tm"))
         if "docs_per_s" in one and "docs_per_s" in two:
             results["scaling_2tm_vs_1tm"] = {
