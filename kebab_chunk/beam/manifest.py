@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, AsSingleton, PCollection
 from apache_beam.transforms import combiners
@@ -49,7 +50,14 @@ from kebab_chunk.beam import metrics
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
+from kebab_chunk.output.chunk_index import (
+    Packed,
+    entry_of_chunk,
+    index_column,
+    merge_packed,
+    packed_line,
+    unpack,
+)
 from kebab_chunk.output.digest import DigestSink
 from kebab_chunk.output.layout import (
     CHUNKS_DIR,
@@ -124,11 +132,13 @@ class FileAccount:
     detected_media_type: str | None = None  # as the read step saw it (None: unknown)
     content_hash: str | None = None  # None: never read
     facts: DocumentFacts | None = None  # None: never parsed
-    chunk_index: tuple[IndexEntry, ...] = ()  # every record written, by (label, chunk_id)
+    chunk_index: tuple[Packed, ...] = ()  # every record written, packed per label
     carried: bool = False  # an update reused it: its documents row stays where it is
 
-    def document_row(self) -> DocumentRow | None:
-        """The documents-table row of this file (None for a file that was not matched)."""
+    def document_row(self, *, index: bool = True) -> DocumentRow | None:
+        """The documents-table row of this file (None for a file that was not matched);
+        ``index=False`` leaves ``chunk_index`` empty (the writer builds that column from
+        the packed texts: :func:`~kebab_chunk.output.chunk_index.index_column`)."""
         if not self.matched:
             return None
         facts = self.facts
@@ -147,7 +157,7 @@ class FileAccount:
             chunks_by_label=self.chunks_by_label,
             status=_STATUS[self.bucket],
             errors=self.errors,
-            chunk_index=self.chunk_index,
+            chunk_index=unpack(self.chunk_index) if index else (),
         )
 
 
@@ -246,10 +256,10 @@ class _ClassifyFn(beam.DoFn):
         outcomes: list[DocumentOutcome] = list(grouped["outcomes"])
         errors: list[ErrorRecord] = sorted(grouped["errors"], key=ErrorRecord.sort_key)
         chunk_counts: Counter[str] = Counter()
-        index: list[IndexEntry] = []
-        for label, n, entries in grouped["chunks"]:
+        index: list[Packed] = []
+        for label, n, lines in grouped["chunks"]:
             chunk_counts[label] += n
-            index.extend(entries)
+            index.append((label, lines))
         outcome = outcomes[0] if outcomes else None
         bucket = _bucket(files, skipped, outcomes, errors, sum(chunk_counts.values()))
         detected = files[0].media_type if files else None
@@ -273,7 +283,7 @@ class _ClassifyFn(beam.DoFn):
             detected_media_type=detected,
             content_hash=content_hash,
             facts=outcome.facts if outcome else None,
-            chunk_index=tuple(sorted(index, key=_label_and_id)),
+            chunk_index=merge_packed(index),
         )
         count_account(account)
         yield account
@@ -497,7 +507,7 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         summary = accounts | "Summarise" >> beam.CombineGlobally(_SummariseFn())
         documents = (
             accounts
-            | "Documents table rows" >> beam.FlatMap(_document_row)
+            | "Documents table rows" >> beam.Filter(_has_row)
             | "Write documents"
             >> WriteDocuments(self._output, rows_per_file=self._rows_per_file, prefix=self._prefix)
         )
@@ -518,12 +528,10 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         return path
 
 
-def _document_row(account: FileAccount) -> Iterator[DocumentRow]:
-    if account.carried:
-        return
-    row = account.document_row()
-    if row is not None:
-        yield row
+def _has_row(account: FileAccount) -> bool:
+    """Whether the account becomes a documents row this run writes (a matched file, not
+    one an update reused: its row stays where it is)."""
+    return account.matched and not account.carried
 
 
 
@@ -536,10 +544,10 @@ class _WriteDocumentsFn(beam.DoFn):
         self._prefix = prefix
 
     def process(
-        self, element: tuple[int, Iterable[DocumentRow | None]], count: int
+        self, element: tuple[int, Iterable[DocumentRow | FileAccount | None]], count: int
     ) -> Iterator[WrittenFile]:
         index, rows = element
-        table = documents_table(r for r in rows if r is not None)
+        table = _documents_part(r for r in rows if r is not None)
         relative = f"{DOCUMENTS_DIR}/{self._prefix}{part_name(index, count)}"
         with FileSystems.create(
             f"{self._output}/{relative}", mime_type="application/octet-stream"
@@ -549,8 +557,25 @@ class _WriteDocumentsFn(beam.DoFn):
         yield WrittenFile(relative, table.num_rows, sink.size, sink.digest)
 
 
+def _documents_part(rows: Iterable[DocumentRow | FileAccount]) -> pa.Table:
+    """A documents part file's table from DocumentRows or FileAccounts (not mixed)."""
+    given = sorted(rows, key=lambda r: r.source_uri)
+    if not given or isinstance(given[0], DocumentRow):
+        return documents_table(r for r in given if isinstance(r, DocumentRow))
+    accounts = [a for a in given if isinstance(a, FileAccount)]
+    table = documents_table(a.document_row(index=False) for a in accounts)  # type: ignore[misc]
+    i = table.schema.get_field_index("chunk_index")
+    entry_type = table.schema.field(i).type.value_type
+    column = index_column([a.chunk_index for a in accounts], entry_type)
+    return table.set_column(i, table.schema.field(i), column)
+
+
 class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[WrittenFile]]):
     """Write the documents table under ``OUTPUT/documents/``: ``part-<i>-of-<n>.parquet``.
+
+    Takes DocumentRows, or the FileAccounts of matched files (WriteManifest's: each becomes
+    its row only while its part file is built, so the grouping holds the packed chunk
+    index, not one object per record).
 
     ``n = ceil(rows / rows_per_file)`` (at least 1, so the table exists, empty, for an
     empty corpus); a row goes to part ``int(doc_id[:12], 16) % n``, and each part is
@@ -600,10 +625,6 @@ def _with_incremental(summary: Mapping[str, Any], incremental: Any) -> dict[str,
     return {**summary, "incremental": incremental}
 
 
-def _counted(chunk: Chunk) -> tuple[str, tuple[str, int, tuple[IndexEntry, ...]]]:
-    """A chunk as WriteChunks' count of one row: ``(source_uri, (label, 1, (entry,)))``."""
-    return chunk.source_uri, (chunk.chunker_version, 1, (entry_of_chunk(chunk),))
-
-
-def _label_and_id(entry: IndexEntry) -> tuple[str, str]:
-    return entry.label, entry.chunk_id
+def _counted(chunk: Chunk) -> tuple[str, tuple[str, int, str]]:
+    """A chunk as WriteChunks' count of one row: ``(source_uri, (label, 1, line))``."""
+    return chunk.source_uri, (chunk.chunker_version, 1, packed_line(entry_of_chunk(chunk)))

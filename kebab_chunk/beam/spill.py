@@ -34,6 +34,7 @@ __all__ = [
     "SEP",
     "TEMP_PREFIX",
     "entry_id",
+    "entry_record",
     "make_entry",
     "merge_to_fan_in",
     "merged_entries",
@@ -49,9 +50,17 @@ _RAW = CompressionTypes.UNCOMPRESSED
 _MIME = "application/octet-stream"
 
 
-def make_entry(chunk_id: str, data: bytes) -> bytes:
-    """One spill entry: ``chunk_id``, NUL, the encoded row."""
-    return chunk_id.encode() + SEP + data
+def make_entry(chunk_id: str, data: bytes, line: str = "") -> bytes:
+    """One spill entry: ``chunk_id``, NUL, the record's chunk index line (ASCII, no NUL:
+    kebab_chunk/output/chunk_index.py), NUL, the encoded row. The line is made where the
+    chunk is, so the shard writer, whose step holds the most memory, does not hash."""
+    return chunk_id.encode() + SEP + line.encode("ascii") + SEP + data
+
+
+def entry_record(record: bytes) -> tuple[str, bytes]:
+    """(index line, encoded row) of what follows an entry's ``chunk_id`` and NUL."""
+    cut = record.index(SEP)
+    return record[:cut].decode("ascii"), record[cut + 1 :]
 
 
 def entry_id(entry: bytes) -> bytes:

@@ -50,11 +50,12 @@ from apache_beam.transforms import combiners
 from apache_beam.transforms.window import GlobalWindows
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row, encode_chunk
+from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row, encode_chunk, row_of
 from kebab_chunk.beam.spill import (
     DEFAULT_FAN_IN,
     TEMP_PREFIX,
     entry_id,
+    entry_record,
     make_entry,
     merge_to_fan_in,
     merged_entries,
@@ -63,7 +64,7 @@ from kebab_chunk.beam.spill import (
 )
 from kebab_chunk.beam.validate import conflict_errors
 from kebab_chunk.model import Chunk
-from kebab_chunk.output.chunk_index import IndexEntry, entry_of_row
+from kebab_chunk.output.chunk_index import line_of_row
 from kebab_chunk.output.digest import DigestSink, digest_bytes
 from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, chunk_shard, part_name, shard_count
 from kebab_chunk.output.records import ErrorRecord, WrittenFile
@@ -87,8 +88,9 @@ __all__ = [
 DEFAULT_ROWS_PER_FILE = CHUNK_ROWS_PER_FILE
 #: Encoded row bytes a worker buffers per bundle before it writes them as spill files.
 DEFAULT_SPILL_BYTES = 16 * 1024 * 1024
-#: Output tag of WriteChunks: ``(source_uri, (label, rows written, entries))`` per shard
-#: and source, ``entries`` the IndexEntry of each row written, in chunk_id order.
+#: Output tag of WriteChunks: ``(source_uri, (label, rows written, lines))`` per shard and
+#: source, ``lines`` the chunk index of those rows as one packed text, in chunk_id order
+#: (kebab_chunk/output/chunk_index.py, ``Packed``).
 CHUNK_COUNTS = "chunk_counts"
 ERRORS = "errors"
 
@@ -121,8 +123,6 @@ def _return_free_memory() -> None:
         _MALLOC_TRIM(0)
 
 
-
-
 def _write(output: str, relative: str, data: bytes) -> None:
     with FileSystems.create(f"{output}/{relative}", mime_type="application/octet-stream") as f:
         f.write(data)
@@ -144,7 +144,9 @@ class _SpillFn(beam.DoFn):
     def process(self, chunk: Chunk) -> Iterator[_Spill]:
         # Uncompressed: spill rows are read back once, and zstd per row cost more CPU than
         # the rest of the encoding (the buffer is bounded in bytes all the same).
-        entry = make_entry(chunk.chunk_id, encode_chunk(chunk, compress=False))
+        entry = make_entry(
+            chunk.chunk_id, encode_chunk(chunk, compress=False), line_of_row(row_of(chunk))
+        )
         self._buffers[chunk.chunker_version].append(entry)
         self._size += len(entry)
         if self._size >= self._spill_bytes:
@@ -192,25 +194,27 @@ def _shard_entries(entries: Iterable[bytes], index: int, count: int) -> Iterator
 def _unique_rows(
     label: str,
     entries: Iterable[bytes],
-    per_source: dict[str, list[IndexEntry]],
+    per_source: dict[str, list[str]],
     errors: list[ErrorRecord],
 ) -> Iterator[tuple[Any, ...]]:
     """Decoded rows of ``entries`` (sorted), one per id; conflicts go to ``errors``.
 
     A generator, so the table is built while the spill files are read: only one batch of
-    decoded rows is alive at a time. Appends each row's chunk index entry to its source's
-    list in ``per_source`` (so in chunk_id order).
+    decoded rows is alive at a time. Appends each row's chunk index line (made when it was
+    spilled) to its source's list in ``per_source`` (so in chunk_id order).
     """
     for key, group in itertools.groupby(entries, key=entry_id):
         start = len(key) + 1
         variants = sorted({entry[start:] for entry in group})
         if len(variants) == 1:
-            row = decode_row(variants[0])
-            per_source[row[_SOURCE]].append(entry_of_row(row, label))
+            line, data = entry_record(variants[0])
+            row = decode_row(data)
+            per_source[row[_SOURCE]].append(line)
             yield row
         else:  # different records under one id: none is written
             chunk_id = key.decode()
-            errors.extend(conflict_errors(label, chunk_id, map(decode_chunk, variants)))
+            chunks = (decode_chunk(entry_record(v)[1]) for v in variants)
+            errors.extend(conflict_errors(label, chunk_id, chunks))
 
 
 class _WritePartFn(beam.DoFn):
@@ -223,7 +227,7 @@ class _WritePartFn(beam.DoFn):
     def process(self, task: _ShardTask) -> Iterator[Any]:
         label, index, count, paths = task
         _return_free_memory()  # whatever earlier stages freed, before this shard's table
-        per_source: dict[str, list[IndexEntry]] = defaultdict(list)
+        per_source: dict[str, list[str]] = defaultdict(list)
         errors: list[ErrorRecord] = []
         entries = _shard_entries(merged_entries(paths), index, count)
         table = rows_table(_unique_rows(label, entries, per_source, errors))
@@ -238,8 +242,8 @@ class _WritePartFn(beam.DoFn):
         _return_free_memory()
         metrics.inc(metrics.keyed("chunks", label), rows)
         yield WrittenFile(relative, rows, sink.size, sink.digest)
-        for uri, written in sorted(per_source.items()):
-            yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, len(written), tuple(written))))
+        for uri, lines in sorted(per_source.items()):  # each in chunk_id order already
+            yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, len(lines), "\n".join(lines))))
         for error in errors:
             yield pvalue.TaggedOutput(ERRORS, error)
 

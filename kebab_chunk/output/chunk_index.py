@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from blake3 import blake3 as _blake3
 
 from kebab_chunk.model import Chunk
@@ -48,8 +49,14 @@ __all__ = [
     "content_digest",
     "entry_of_chunk",
     "entry_of_row",
+    "index_column",
+    "line_of_row",
+    "merge_packed",
+    "pack",
+    "packed_line",
     "record_digest",
     "row_of_chunk",
+    "unpack",
 ]
 
 #: The chunk fields whose change means re-embedding, in digest order (``diff`` compares
@@ -163,6 +170,11 @@ def entry_of_row(row: Row, label: str | None = None) -> IndexEntry:
     )
 
 
+def line_of_row(row: Row) -> str:
+    """The :data:`Packed` line of a row tuple (as :func:`entry_of_row` gives the entry)."""
+    return f"{row[_ID]}\t{content_digest(row)}\t{record_digest(row)}"
+
+
 def row_of_chunk(chunk: Chunk) -> tuple[Any, ...]:
     """The row tuple of a written chunk: :data:`RECORD_FIELDS` order, lists as tuples,
     spans as tuples in SPAN_TYPE field order (what the shard writer decodes; ValueError for
@@ -175,3 +187,71 @@ def row_of_chunk(chunk: Chunk) -> tuple[Any, ...]:
 def entry_of_chunk(chunk: Chunk) -> IndexEntry:
     """The entry of a chunk record: the same as :func:`entry_of_row` of its row."""
     return entry_of_row(row_of_chunk(chunk))
+
+
+#: A label's entries of one document as they travel through a run: one text of lines
+#: ``chunk_id<TAB>content_digest<TAB>record_digest``, sorted by chunk_id. One string per
+#: (document, label) instead of one tuple of four strings per record keeps the manifest's
+#: join and the documents writer small (an in-memory runner holds what they group).
+Packed = tuple[str, str]  # (label, lines)
+
+
+def packed_line(entry: IndexEntry) -> str:
+    """One entry's line in a :data:`Packed` text (its label is the text's)."""
+    return f"{entry.chunk_id}\t{entry.content_digest}\t{entry.record_digest}"
+
+
+def pack(label: str, lines: Iterable[str]) -> Packed:
+    """A label's lines (any order) as one :data:`Packed` text."""
+    return label, "\n".join(sorted(lines))
+
+
+def merge_packed(parts: Iterable[Packed]) -> tuple[Packed, ...]:
+    """Several shards' texts of one document -> one per label, sorted by label."""
+    lines: dict[str, list[str]] = {}
+    for label, text in parts:
+        if text:
+            lines.setdefault(label, []).extend(text.split("\n"))
+    return tuple(pack(label, lines[label]) for label in sorted(lines))
+
+
+def unpack(packed: Iterable[Packed]) -> tuple[IndexEntry, ...]:
+    """The entries of packed texts, sorted by (label, chunk_id)."""
+    entries = []
+    for label, text in sorted(packed):
+        for line in text.split("\n") if text else ():
+            chunk_id, content, record = line.split("\t")
+            entries.append(IndexEntry(label, chunk_id, content, record))
+    return tuple(entries)
+
+
+def index_column(packed_rows: Sequence[Sequence[Packed]], entry_type: pa.DataType) -> pa.Array:
+    """The documents table's ``chunk_index`` column from each row's packed texts, built
+    with Arrow's string kernels: the writer of a documents part file never holds one Python
+    object per record (a list of dicts made the in-memory runner's peak grow by about
+    1.3 KB per chunk). ``entry_type`` is the column's struct type; the values equal
+    :func:`unpack`'s entries."""
+    labels: list[str] = []
+    texts: list[str] = []
+    pairs_per_row: list[int] = []
+    for packed in packed_rows:
+        pairs_per_row.append(len(packed))
+        for label, text in packed:
+            labels.append(label)
+            texts.append(text)
+    lines = pc.split_pattern(pa.array(texts, pa.string()), "\n")
+    fields = pc.split_pattern(lines.flatten(), "\t")
+    label_of_line = pa.array(labels, pa.string()).take(pc.list_parent_indices(lines))
+    values = pa.StructArray.from_arrays(
+        [label_of_line, *(pc.list_element(fields, i) for i in range(3))],
+        fields=list(entry_type),
+    )
+    per_pair = pc.list_value_length(lines).to_pylist()
+    offsets = [0]
+    pair = 0
+    for n in pairs_per_row:
+        offsets.append(offsets[-1] + sum(per_pair[pair : pair + n]))
+        pair += n
+    return pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()), values, type=pa.list_(entry_type)
+    )

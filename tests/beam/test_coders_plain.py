@@ -12,7 +12,7 @@ from pathlib import Path
 from apache_beam.coders.typecoders import registry
 
 from kebab_chunk.beam.coders import decode_chunk, decode_row, encode_chunk, row_of
-from kebab_chunk.beam.spill import entry_id
+from kebab_chunk.beam.spill import entry_id, entry_record
 from kebab_chunk.beam.write import _SpillFn
 from kebab_chunk.model import Chunk, LineSpan
 
@@ -60,7 +60,8 @@ def test_the_spill_writer_stores_plain_rows(tmp_path: Path) -> None:
     data = Path(path).read_bytes()
     entry = data[4:]  # one entry after its 4-byte length
     assert entry_id(entry) == ("ab" * 16).encode()
-    row = entry[len(entry_id(entry)) + 1 :]
+    line, row = entry_record(entry[len(entry_id(entry)) + 1 :])
+    assert line.startswith("ab" * 16 + "\t")
     assert row[:1] == b"P"
     assert decode_row(row) == row_of(_chunk())
     assert registry.get_coder(Chunk).encode(_chunk())[:1] == b"S"  # coder unchanged
