@@ -26,7 +26,7 @@ from blake3 import blake3
 from kebab_chunk.beam.manifest import EQUATION, WriteDocuments, WriteManifest
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
+from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk, packed_line
 from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.reader import read_documents
 from kebab_chunk.output.records import (
@@ -333,9 +333,9 @@ def test_records_no_single_processing_gives_make_the_accounting_fail(tmp_path: P
     ]
     outcomes = [outcome(u) for u in ("twice.md", "read-and-chunked.md", "skip-and-parsed.md")]
     outcomes.append(outcome("ok.md"))
-    def one_chunk(uri: str) -> tuple[str, tuple[str, int, tuple[IndexEntry, ...]]]:
+    def one_chunk(uri: str) -> tuple[str, tuple[str, int, str]]:
         entry = IndexEntry("md-heading-v2", doc_id(uri), "c" * 16, "r" * 16)
-        return uri, ("md-heading-v2", 1, (entry,))
+        return uri, ("md-heading-v2", 1, packed_line(entry))
 
     chunk_counts = [one_chunk(u) for u in ("twice.md", "read-and-chunked.md", "ok.md")]
     with BeamTestPipeline() as p:

@@ -14,7 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from kebab_chunk.beam import DocumentOutcome, SourceFile, WriteChunks, WriteManifest
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk
+from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk, packed_line, unpack
 from kebab_chunk.output.reader import read_documents
 from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.output.schema import chunks_table, parquet_bytes, row_to_document
@@ -85,24 +85,23 @@ def test_duplicates_collapse_and_conflicts_are_refused_with_error_rows(tmp_path:
             | beam.MapTuple(lambda uri, label_rows: (uri, label_rows[1]))
             | beam.CombinePerKey(sum)  # several shards per source add up
         )
-        # Per shard and source: rows == entries, the entries in chunk_id order, the label's.
+        # Per shard and source: rows == lines, one packed text in chunk_id order.
         assert_that(
             out["chunk_counts"]
             | beam.MapTuple(
                 lambda uri, c: (
                     c[0] == LABEL
-                    and c[1] == len(c[2])
-                    and [e.chunk_id for e in c[2]] == sorted(e.chunk_id for e in c[2])
-                    and all(type(e) is IndexEntry and e.label == LABEL for e in c[2])
+                    and c[1] == len(c[2].split("\n"))
+                    and [e.chunk_id for e in unpack([(c[0], c[2])])]
+                    == [line.split("\t")[0] for line in c[2].split("\n")]
                 )
             )
             | beam.CombineGlobally(all),
             equal_to([True]),
             label="entries per shard",
         )
-        entries = (
-            out["chunk_counts"]
-            | beam.FlatMapTuple(lambda uri, c: [(uri, e) for e in c[2]])
+        entries = out["chunk_counts"] | beam.FlatMapTuple(
+            lambda uri, c: [(uri, e) for e in unpack([(c[0], c[2])])]
         )
         written_chunks = chunks_a + chunks_b[1:]  # the conflicting id is refused
         assert_that(
@@ -134,8 +133,8 @@ def test_manifest_adds_up_per_shard_chunk_counts(tmp_path: Path) -> None:
     made = [IndexEntry(LABEL, f"{i:032x}", f"c{i:015x}", f"r{i:015x}") for i in range(5)]
     # a.md's rows in two shards, each shard's entries in chunk_id order
     counts = [
-        ("a.md", (LABEL, 2, (made[1], made[4]))),
-        ("a.md", (LABEL, 3, (made[0], made[2], made[3]))),
+        ("a.md", (LABEL, 2, "\n".join(packed_line(e) for e in (made[1], made[4])))),
+        ("a.md", (LABEL, 3, "\n".join(packed_line(e) for e in (made[0], made[2], made[3])))),
     ]
     with BeamTestPipeline() as p:
         inputs = {
