@@ -182,6 +182,29 @@ def _parse_and_chunk(config: RunConfig) -> ParseAndChunk:
     )
 
 
+def _errors_and_files(
+    output: str,
+    read_errors: tuple[Any, ...],
+    chunked: Any,
+    stored: Any,
+    *,
+    prefix: str = "",
+) -> tuple[Any, Any]:
+    """Every error row (read, parse, chunk, validate) and every written part file, the
+    error file included (written here)."""
+    errors = (
+        *read_errors,
+        chunked["parse_errors"],
+        chunked["chunk_errors"],
+        stored["errors"],
+    ) | "Collect errors" >> beam.Flatten()
+    written = (
+        stored["written"],
+        errors | "Write errors" >> WriteErrors(output, prefix=prefix),
+    ) | "Collect written files" >> beam.Flatten()
+    return errors, written
+
+
 def _run_info(p: beam.Pipeline, config: RunConfig, output: str) -> dict[str, Any]:
     info = run_info(
         input_path=config.input,
@@ -208,17 +231,9 @@ def build_update_pipeline(p: beam.Pipeline, config: RunConfig, base: BaseSnapsho
     again = plan["to_read"] | "Read changed files" >> ReadAgain(reader)
     chunked = again["documents"] | "Parse and chunk documents" >> _parse_and_chunk(config)
     stored = chunked["chunks"] | "Write chunks" >> WriteChunks(output, labels, prefix=prefix)
-    errors = (
-        read["errors"],
-        again["errors"],
-        chunked["parse_errors"],
-        chunked["chunk_errors"],
-        stored["errors"],
-    ) | "Collect errors" >> beam.Flatten()
-    written = (
-        stored["written"],
-        errors | "Write errors" >> WriteErrors(output, prefix=prefix),
-    ) | "Collect written files" >> beam.Flatten()
+    errors, written = _errors_and_files(
+        output, (read["errors"], again["errors"]), chunked, stored, prefix=prefix
+    )
     skipped = (read["skipped"], again["skipped"]) | "All skipped" >> beam.Flatten()
     _ = {
         "outcomes": chunked["outcomes"],
@@ -268,16 +283,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     chunked = reuse.documents | "Parse and chunk documents" >> _parse_and_chunk(config)
     # WriteChunks also enforces one record per (label, chunk_id): chunks are grouped once.
     stored = reuse.with_chunks(chunked["chunks"]) | "Write chunks" >> WriteChunks(output, labels)
-    errors = (
-        read["errors"],
-        chunked["parse_errors"],
-        chunked["chunk_errors"],
-        stored["errors"],
-    ) | "Collect errors" >> beam.Flatten()
-    written = (
-        stored["written"],
-        errors | "Write errors" >> WriteErrors(output),
-    ) | "Collect written files" >> beam.Flatten()
+    errors, written = _errors_and_files(output, (read["errors"],), chunked, stored)
     info = _run_info(p, config, output)
     outcomes = reuse.with_outcomes(chunked["outcomes"])
     # Unmerged inputs: on the in-memory DirectRunner a Flatten runs only after every stage
