@@ -78,6 +78,7 @@ from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
 from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
 from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
+from kebab_chunk.output.snapshots import snapshot_of
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.runtime.reuse import (
     CARRY_BUCKET,
@@ -152,6 +153,12 @@ def load_previous(previous: str, *, output: str) -> PreviousRun:
     ``--output``, which a run may delete. Every part file is read once here to hash it.
     """
     path, manifest = open_output(previous, "--previous", remedy="run without --previous")
+    if snapshot_of(manifest) > 1:  # its folders hold other snapshots' files and deleted rows
+        raise OutputDirError(
+            f"--previous {previous!r} is an updated output (snapshot {snapshot_of(manifest)}), "
+            "whose folders this mode cannot read; update it in place with run --update "
+            "--output, or pass a plain copy made by kebab-chunk export as --previous."
+        )
     if locations_overlap(path, output):  # symlinks resolved: a link must not hide it
         raise OutputDirError(
             f"--previous {previous!r} and --output {output!r} overlap; write each run to its "

@@ -374,3 +374,13 @@ def test_the_command_line_updates_and_says_where_the_feed_is(
     assert "reused 3, rechunked 1, new 0, deleted 0" in said
     assert main([*args, "--overwrite"]) == 2
     assert "pass only one of them" in capsys.readouterr().err
+
+
+def test_previous_refuses_an_updated_output_in_one_sentence(
+    history: tuple[Path, list[Step]], tmp_path: Path
+) -> None:
+    """``--previous`` reads the partitions' part files by pattern: an updated output's hold
+    other snapshots' files and deleted rows, so it is refused rather than misread."""
+    table, steps = history
+    with pytest.raises(OutputDirError, match=r"is an updated output \(snapshot 5\)"):
+        configure(str(steps[-1].corpus), str(tmp_path / "o"), previous=str(table))
