@@ -37,7 +37,9 @@ def add_table_parsers(subparsers: Any) -> None:
     )
     p.add_argument("output", metavar="OUTPUT", help="the --output of kebab-chunk run")
     p.add_argument("dest", metavar="DEST", help="a new (or empty) directory")
-    p.add_argument("--snapshot", type=int, metavar="N", help="the snapshot to export")
+    p.add_argument(
+        "--snapshot", type=int, metavar="N", help="the snapshot to export (default: the latest)"
+    )
 
 
 def _claimed(output: str) -> Any:
