@@ -10,8 +10,8 @@ content hash) with the base's documents table, one small row per document
 (``ReuseRule.decide_row``):
 
 * ``reused`` — nothing is read again or written: its chunk, documents and error rows stay
-  in the base's files, which the new snapshot references. Its documents row gives the
-  manifest's accounting its outcome and chunk counts.
+  in the base's files, which the new snapshot references. The plan turns its documents
+  row into its FileAccount, so the manifest counts it without joining anything more.
 * ``rechunked`` / ``new`` — read again (``ReadAgain``), parsed and chunked as in a full run;
   the new rows go to files named ``s<n>-part-*.parquet``.
 * ``deleted`` — no longer matched.
