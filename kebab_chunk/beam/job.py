@@ -205,6 +205,21 @@ def _errors_and_files(
     return errors, written
 
 
+def _report_progress(read: Any, chunked: Any, stored: Any, reused: Any | None) -> None:
+    """Feed the progress bar. Unmerged inputs: on the in-memory DirectRunner a Flatten runs
+    only after every stage feeding it has finished, so merged errors would reach the bar
+    only at the end. ``reused``: one element with a ``source_uri`` per reused file."""
+    _ = {
+        "outcomes": chunked["outcomes"],
+        **({"reused_outcomes": reused} if reused is not None else {}),
+        "read_errors": read["errors"],
+        "skipped": read["skipped"],
+        "parse_errors": chunked["parse_errors"],
+        "chunk_errors": chunked["chunk_errors"],
+        "write_errors": stored["errors"],
+    } | "Report progress" >> ReportProgress()
+
+
 def _run_info(p: beam.Pipeline, config: RunConfig, output: str) -> dict[str, Any]:
     info = run_info(
         input_path=config.input,
@@ -235,15 +250,7 @@ def build_update_pipeline(p: beam.Pipeline, config: RunConfig, base: BaseSnapsho
         output, (read["errors"], again["errors"]), chunked, stored, prefix=prefix
     )
     skipped = (read["skipped"], again["skipped"]) | "All skipped" >> beam.Flatten()
-    _ = {
-        "outcomes": chunked["outcomes"],
-        "reused_outcomes": plan["accounts"],  # FileAccounts: a source_uri each, done
-        "read_errors": read["errors"],
-        "skipped": read["skipped"],
-        "parse_errors": chunked["parse_errors"],
-        "chunk_errors": chunked["chunk_errors"],
-        "write_errors": stored["errors"],
-    } | "Report progress" >> ReportProgress()
+    _report_progress(read, chunked, stored, plan["accounts"])  # FileAccounts: done
     info = _run_info(p, config, output)
 
     def commit(summary: Any, files: Any) -> Any:
@@ -286,17 +293,7 @@ def build_pipeline(p: beam.Pipeline, config: RunConfig, output: str) -> None:
     errors, written = _errors_and_files(output, (read["errors"],), chunked, stored)
     info = _run_info(p, config, output)
     outcomes = reuse.with_outcomes(chunked["outcomes"])
-    # Unmerged inputs: on the in-memory DirectRunner a Flatten runs only after every stage
-    # feeding it has finished, so merged errors would reach the bar only at the end.
-    _ = {
-        "outcomes": chunked["outcomes"],
-        **({"reused_outcomes": reuse.outcomes} if reuse.outcomes is not None else {}),
-        "read_errors": read["errors"],
-        "skipped": read["skipped"],
-        "parse_errors": chunked["parse_errors"],
-        "chunk_errors": chunked["chunk_errors"],
-        "write_errors": stored["errors"],
-    } | "Report progress" >> ReportProgress()
+    _report_progress(read, chunked, stored, reuse.outcomes)
     _ = {
         "files": read["files"],
         "skipped": read["skipped"],
