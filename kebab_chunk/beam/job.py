@@ -49,8 +49,8 @@ from kebab_chunk.beam.progress import (
 from kebab_chunk.beam.read import ReadAgain
 from kebab_chunk.beam.update import (
     BaseSnapshot,
-    CommitSnapshot,
     PlanUpdate,
+    commit_step,
     first_snapshot,
     load_base,
 )
@@ -254,8 +254,8 @@ def build_update_pipeline(p: beam.Pipeline, config: RunConfig, base: BaseSnapsho
     info = _run_info(p, config, output)
 
     def commit(summary: Any, files: Any) -> Any:
-        return summary | "Commit snapshot" >> CommitSnapshot(
-            base, labels, header, info, written=files, deleted=plan["deleted"]
+        return commit_step(
+            summary, base, labels, header, info, written=files, deleted=plan["deleted"]
         )
 
     _ = {

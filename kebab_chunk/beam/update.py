@@ -18,7 +18,7 @@ content hash) with the base's documents table, one small row per document
 
 Every base document that is not reused (rechunked, deleted, now unreadable or skipped)
 has its ``source_uri`` in the snapshot's delete file, which removes its earlier rows from
-all three tables. ``CommitSnapshot`` then writes the delete file and the change feed
+all three tables. ``commit_step`` then writes the delete file and the change feed
 (kebab_chunk/output/changes.py, from the documents rows' chunk index of the removed and
 the new documents) and commits ``_snapshots/<n>.json``, the one step that makes the run
 visible; ``manifest.json`` is rewritten as its copy afterwards. A killed run leaves the
@@ -80,7 +80,7 @@ from kebab_chunk.runtime.reuse import (
     ReuseRule,
 )
 
-__all__ = ["BaseSnapshot", "CommitSnapshot", "PlanUpdate", "first_snapshot", "load_base"]
+__all__ = ["BaseSnapshot", "PlanUpdate", "commit_step", "first_snapshot", "load_base"]
 
 _FILES, _SEEN, _BASE = "files", "seen", "base"
 _TO_READ, _ACCOUNTS, _DELETED, _DECISIONS = "to_read", "accounts", "deleted", "decisions"
@@ -473,28 +473,20 @@ def _json(manifest: Mapping[str, Any]) -> str:
     return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
 
 
-class CommitSnapshot(beam.PTransform[PCollection[Any], PCollection[str]]):
-    """Commit snapshot ``base.next`` once every file is written: input the manifest's
-    summary (counts and accounting, one element); ``written`` every new WrittenFile,
+def commit_step(
+    summary: PCollection[Any],
+    base: BaseSnapshot,
+    labels: Sequence[str],
+    header: Mapping[str, Any],
+    info: Mapping[str, Any],
+    *,
+    written: PCollection[WrittenFile],
+    deleted: PCollection[str],
+) -> PCollection[str]:
+    """Commit snapshot ``base.next`` once every file is written: ``summary`` is the
+    manifest's counts and accounting (one element), ``written`` every new WrittenFile,
     ``deleted`` the source_uris to delete. Output: the snapshot's path."""
-
-    def __init__(
-        self,
-        base: BaseSnapshot,
-        labels: Sequence[str],
-        header: Mapping[str, Any],
-        info: Mapping[str, Any],
-        *,
-        written: PCollection[WrittenFile],
-        deleted: PCollection[str],
-    ) -> None:
-        super().__init__()
-        self._fn = _CommitFn(base, labels, header, info)
-        self._written = written
-        self._deleted = deleted
-
-    def expand(self, summary: PCollection[Any]) -> PCollection[str]:
-        committed: PCollection[str] = summary | "Commit snapshot" >> beam.ParDo(
-            self._fn, AsList(self._written), AsList(self._deleted)
-        )
-        return committed
+    committed: PCollection[str] = summary | "Commit snapshot" >> beam.ParDo(
+        _CommitFn(base, labels, header, info), AsList(written), AsList(deleted)
+    )
+    return committed
