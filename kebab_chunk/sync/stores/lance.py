@@ -20,6 +20,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -76,7 +77,8 @@ class LanceStore:
             ) from exc
         self.path = os.fspath(path)
         self.table_name = table
-        self._db = lancedb.connect(self.path)
+        # Interval 0: every read sees the latest version, even one another handle wrote.
+        self._db = lancedb.connect(self.path, read_consistency_interval=timedelta(0))
         self._table: Any = None
         self._schema: pa.Schema | None = None
 
