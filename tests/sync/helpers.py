@@ -22,7 +22,7 @@ from tests.beam.helpers import QUIET
 
 RUNNER = ["--direct_running_mode=in_memory", *QUIET]
 DIMENSIONS = 8
-STORES = ("lancedb", "pgvector")
+STORES = ("lancedb", "pgvector", "chroma")
 _tables = itertools.count()
 
 
@@ -48,6 +48,10 @@ def make_store(kind: str, request: pytest.FixtureRequest, tmp: Path) -> Callable
     table = f"t{next(_tables)}_{kind}"
     if kind == "lancedb":
         return lambda: LanceStore(tmp / "lance", table=table)
+    if kind == "chroma":
+        from kebab_chunk.sync.stores.chroma import ChromaStore
+
+        return lambda: ChromaStore(tmp / "chroma", table=table)
     dsn = request.getfixturevalue("pg_dsn")
     from kebab_chunk.sync.stores.pgvector import PgVectorStore
 

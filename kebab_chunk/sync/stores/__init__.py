@@ -2,7 +2,8 @@
 
 A location is ``postgresql://...`` (PostgreSQL with pgvector,
 :mod:`kebab_chunk.sync.stores.pgvector`) or a local folder, optionally written
-``lancedb:FOLDER`` (LanceDB, :mod:`kebab_chunk.sync.stores.lance`). Any other store is an
+``lancedb:FOLDER`` (LanceDB, :mod:`kebab_chunk.sync.stores.lance`), or ``chroma:FOLDER``
+(Chroma, :mod:`kebab_chunk.sync.stores.chroma`). Any other store is an
 object implementing :class:`kebab_chunk.sync.store.VectorStore` (docs/sync.md says how).
 """
 
@@ -26,10 +27,14 @@ def open_store(location: str, table: str = "kebab_chunks") -> VectorStore:
         store: VectorStore = PgVectorStore(location, table=table)
         return store
     scheme, sep, rest = location.partition(":")
+    if scheme == "chroma" and sep:
+        from kebab_chunk.sync.stores.chroma import ChromaStore
+
+        return ChromaStore(rest, table=table)
     if sep and len(scheme) > 1 and scheme != "lancedb":  # c:\ and relative folders pass
         raise UsageError(
             f"unknown store {scheme!r} in {location!r}; use a folder (LanceDB), "
-            "lancedb:FOLDER or a postgresql:// URL."
+            "lancedb:FOLDER, chroma:FOLDER or a postgresql:// URL."
         )
     from kebab_chunk.sync.stores.lance import LanceStore
 
