@@ -42,6 +42,7 @@ class ChromaStore:
             )
         try:
             import chromadb
+            from chromadb.config import Settings
         except ImportError as exc:
             raise MissingDependencyError(
                 "The Chroma store needs chromadb; install it with pip install chromadb."
@@ -49,7 +50,7 @@ class ChromaStore:
         self.path = os.fspath(path)
         self.table_name = table
         self._client = chromadb.PersistentClient(
-            path=self.path, settings=chromadb.Settings(anonymized_telemetry=False)
+            path=self.path, settings=Settings(anonymized_telemetry=False)
         )
         self._collection: Any = None
 
