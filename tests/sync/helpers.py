@@ -58,6 +58,28 @@ def make_store(kind: str, request: pytest.FixtureRequest, tmp: Path) -> Callable
     return lambda: PgVectorStore(dsn, table=table)
 
 
+class Recording:
+    """A store that records every write method called on it (``writes``), then delegates."""
+
+    WRITES = ("upsert", "update_metadata", "delete", "set_state")
+
+    def __init__(self, store: VectorStore) -> None:
+        self._store = store
+        self.kind = store.kind
+        self.writes: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._store, name)
+        if name not in self.WRITES:
+            return method
+
+        def recorded(*args: Any) -> Any:
+            self.writes.append(name)
+            return method(*args)
+
+        return recorded
+
+
 def expected_rows(output: Path, labels: Sequence[str] | None = None,
                   snapshot: int | None = None) -> dict[str, dict[str, Any]]:
     """chunk_id -> what a store must hold for it, from the output's chunk records."""

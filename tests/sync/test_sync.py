@@ -22,6 +22,7 @@ from tests.sync.helpers import (
     RUNNER,
     STORES,
     CountingEmbedder,
+    Recording,
     assert_store_equals,
     expected_rows,
     make_store,
@@ -60,9 +61,11 @@ def test_sync_fills_an_empty_store_and_a_second_sync_does_nothing(
     assert state is not None and state.snapshot == 1 and state.labels == ("md-heading-v3",)
 
     before = target.rows()
-    again = sync(tmp_path / "table", store(), embedder=counting.embedder, cache=cache)
+    recording = Recording(store())
+    again = sync(tmp_path / "table", recording, embedder=counting.embedder, cache=cache)
     assert (again.embedded, again.upserted, again.metadata_updated, again.deleted) == (0, 0, 0, 0)
     assert again.wrote is False and again.unchanged == len(want)
+    assert recording.writes == []  # not even the state
     assert target.rows() == before
 
 
