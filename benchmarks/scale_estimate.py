@@ -16,9 +16,13 @@ Model, per document of the target mix:
   process trees (JVM, boot, SDK worker, helpers) in the 2-TaskManager Flink run: the whole
   per-document cost, runner included, is taken to grow with the document like its parsing;
 * vCPU-hours = N x c_t / 3600 / UTILISATION; wall = vCPU-hours / (workers x vCPUs) + start;
-* nightly incremental run at 1% churn: ``R`` x the full run's CPU, ``R`` = marginal CPU per
-  document of the incremental in-memory job / the full in-memory job (same corpus, same
-  machine); its shuffle carries every document's bytes and every previous record.
+* nightly run at 1% churn, ``--update`` (``results/scale-update.json``, or ``--nightly``):
+  ``R_u`` x the full run's CPU, ``R_u`` = marginal CPU per document of the update job / the
+  full in-memory job measured in the same scale run; its shuffle carries each file's
+  record (the same ~1 KB as a full run: path, media type, hash and the base document row
+  it is joined with) plus the changed documents' bytes;
+* the same with ``--previous`` (``R``, from the main results, when they have it): its
+  shuffle carries every document's bytes and every previous record.
 """
 
 from __future__ import annotations
@@ -66,10 +70,28 @@ def _load(path: Path | None) -> tuple[Path, dict[str, Any]]:
     return path, json.loads(path.read_text(encoding="utf-8"))
 
 
-def inputs(results: dict[str, Any]) -> dict[str, float]:
-    """The measured figures the estimate uses (KeyError names what a run lacks)."""
+UPDATE = "direct_in_memory_update_1pct"
+PREVIOUS = "direct_in_memory_incremental_1pct"
+
+
+def _ratio(results: dict[str, Any] | None, config: str) -> float | None:
+    """Marginal CPU per document of ``config`` / of the full in-memory job of one run."""
+    configs = (results or {}).get("configurations", {})
+    full, incr = configs.get("direct_in_memory", {}), configs.get(config, {})
+    if "marginal_cpu_s_per_doc" not in full or "marginal_cpu_s_per_doc" not in incr:
+        return None
+    return float(incr["marginal_cpu_s_per_doc"] / full["marginal_cpu_s_per_doc"])
+
+
+def inputs(results: dict[str, Any], nightly: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The measured figures the estimate uses (KeyError names what a run lacks);
+    ``nightly``: the scale run that measured ``--update`` (default: ``results``)."""
     configs = results["configurations"]
-    direct, incr = configs["direct_in_memory"], configs["direct_in_memory_incremental_1pct"]
+    direct = configs["direct_in_memory"]
+    update = _ratio(nightly, UPDATE) if nightly is not None else _ratio(results, UPDATE)
+    if update is None:
+        raise KeyError(f"no {UPDATE} measurement; run ./run_local.sh bench scale --configs "
+                       f"direct_in_memory,{UPDATE}")
     flink = configs["flink_2tm"] if "marginal_cpu_s_per_doc" in configs.get(
         "flink_2tm", {}) else configs["flink_1tm"]
     tms = [t for t in flink["memory"] if t.startswith("tm-")]
@@ -78,7 +100,10 @@ def inputs(results: dict[str, Any]) -> dict[str, float]:
         "bytes_in_per_doc": results["corpus"]["bytes_per_doc"],
         "p_b_ms": direct["marginal_cpu_s_per_doc_by_role"]["launcher/helper"] * 1000,
         "direct_ms": direct["marginal_cpu_s_per_doc"] * 1000,
-        "incremental_ms": incr["marginal_cpu_s_per_doc"] * 1000,
+        "update_ratio": update,
+        "update_documents": (nightly or results)["corpus"]["documents"],
+        "update_date": (nightly or results)["date"],
+        "previous_ratio": _ratio(results, PREVIOUS),
         "c_w_ms": sum(v for t, v in flink["marginal_cpu_s_per_doc_by_tree"].items()
                       if t.startswith("tm-")) * 1000,
         "flink_all_ms": flink["marginal_cpu_s_per_doc"] * 1000,
@@ -106,20 +131,24 @@ def _costs(vcpu_h: float, wall_h: float, shuffle_gb: float) -> dict[str, float]:
             **{f"flink {k}": v for k, v in flink.items()}}
 
 
-def estimate(results: dict[str, Any]) -> dict[str, Any]:
-    m = inputs(results)
+def estimate(results: dict[str, Any], nightly: dict[str, Any] | None = None) -> dict[str, Any]:
+    m = inputs(results, nightly)
     p_t = sum(share * ms for share, _, ms in TARGET_MIX.values())
     kb_t = sum(share * kb for share, kb, _ in TARGET_MIX.values())
     text_kb_t = sum(TARGET_MIX[k][0] * kb for k, kb in TEXT_KB.items())
     factor = p_t / m["p_b_ms"]
     c_t = m["c_w_ms"] * factor
-    ratio = m["incremental_ms"] / m["direct_ms"]
-    runs = {}
-    for name, cpu_ms, shuffle_kb in (
+    plans = [
         ("full", c_t, SHUFFLE_KB_PER_DOC_FULL),
-        ("nightly 1%", c_t * ratio,
-         kb_t + m["records_bytes_per_doc"] / 1000 * factor + SHUFFLE_KB_PER_DOC_FULL),
-    ):
+        ("nightly 1%, --update", c_t * m["update_ratio"],
+         SHUFFLE_KB_PER_DOC_FULL + CHURN * kb_t),
+    ]
+    if m["previous_ratio"] is not None:
+        plans.append(("nightly 1%, --previous", c_t * m["previous_ratio"],
+                      kb_t + m["records_bytes_per_doc"] / 1000 * factor
+                      + SHUFFLE_KB_PER_DOC_FULL))
+    runs = {}
+    for name, cpu_ms, shuffle_kb in plans:
         busy_h = N_DOCS * cpu_ms / 1000 / 3600
         vcpu_h = busy_h / UTILISATION
         wall_h = vcpu_h / (WORKERS * VCPUS) + START_H
@@ -128,12 +157,13 @@ def estimate(results: dict[str, Any]) -> dict[str, Any]:
                       "wall_h": wall_h, "shuffle_gb": shuffle_gb,
                       **_costs(vcpu_h, wall_h, shuffle_gb)}
     return {"measured": m, "p_t_ms": p_t, "kb_per_doc": kb_t, "text_kb_per_doc": text_kb_t,
-            "factor": factor, "c_t_ms": c_t, "incremental_ratio": ratio, "runs": runs,
+            "factor": factor, "c_t_ms": c_t, "runs": runs,
             "memory_per_tm_mb": m["tm_jvm_mb"] + VCPUS * (m["sdk_worker_mb"] + m["helper_mb"])}
 
 
-def markdown(results: dict[str, Any], source: str) -> str:
-    e = estimate(results)
+def markdown(results: dict[str, Any], source: str,
+             nightly: dict[str, Any] | None = None) -> str:
+    e = estimate(results, nightly)
     m = e["measured"]
     small = m["documents"] < 100_000
     lines = [
@@ -149,8 +179,11 @@ def markdown(results: dict[str, Any], source: str) -> str:
         f"| full job CPU per document, DirectRunner in-memory | {m['direct_ms']:.2f} ms |",
         f"| c_w: TaskManager CPU per document, Flink {m['flink_taskmanagers']:.0f} TM "
         f"(all processes: {m['flink_all_ms']:.2f} ms) | {m['c_w_ms']:.2f} ms |",
-        f"| R: incremental (1% changed) / full, CPU per document | "
-        f"{e['incremental_ratio']:.2f} |",
+        f"| R_u: `--update` (1% changed) / full, CPU per document (run of "
+        f"{m['update_date']}, {m['update_documents']:,.0f} documents) | "
+        f"{m['update_ratio']:.2f} |",
+        *([f"| R: `--previous` (1% changed) / full, CPU per document | "
+           f"{m['previous_ratio']:.2f} |"] if m["previous_ratio"] is not None else []),
         f"| output (Parquet) / chunk records uncompressed, per document | "
         f"{m['out_bytes_per_doc']:,.0f} / {m['records_bytes_per_doc']:,.0f} bytes |",
         f"| peak RSS: TaskManager JVM / SDK worker / parse helper | {m['tm_jvm_mb']:,.0f} / "
@@ -170,14 +203,17 @@ def markdown(results: dict[str, Any], source: str) -> str:
             f"{r['vcpu_h']:,.0f} | {r['wall_h']:.2f} | {r['shuffle_gb']:,.0f} | "
             f"{r['dataflow']:,.2f} | {r['flink']:,.2f} |"
         )
-    lines += ["", "Dataflow cost parts (full / nightly): " + "; ".join(
-        f"{k.removeprefix('dataflow ')} ${e['runs']['full'][k]:,.2f} / "
-        f"${e['runs']['nightly 1%'][k]:,.2f}"
-        for k in e["runs"]["full"] if k.startswith("dataflow "))
-        + ". Flink: " + "; ".join(
-        f"{k.removeprefix('flink ')} ${e['runs']['full'][k]:,.2f} / "
-        f"${e['runs']['nightly 1%'][k]:,.2f}"
-        for k in e["runs"]["full"] if k.startswith("flink ")) + "."]
+    names = list(e["runs"])
+
+    def parts(prefix: str) -> str:
+        return "; ".join(
+            f"{k.removeprefix(prefix)} "
+            + " / ".join(f"${e['runs'][n][k]:,.2f}" for n in names)
+            for k in e["runs"]["full"] if k.startswith(prefix)
+        )
+
+    lines += ["", f"Cost parts ({' / '.join(names)}): Dataflow: {parts('dataflow ')}. "
+              f"Flink: {parts('flink ')}."]
     return "\n".join(lines)
 
 
@@ -200,11 +236,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", nargs="?", type=Path,
                         help="a scale run's JSON (default results/scale.json, else "
                         "results/scale-quick.json)")
+    parser.add_argument("--nightly", type=Path, default=RESULTS / "scale-update.json",
+                        help="the scale run that measured --update (default "
+                        "results/scale-update.json)")
     parser.add_argument("--write", action="store_true",
                         help="also replace the estimate block of docs/scale.md")
     args = parser.parse_args(argv)
     path, results = _load(args.results)
-    block = markdown(results, path.name)
+    nightly = json.loads(args.nightly.read_text(encoding="utf-8")) if args.nightly.exists() \
+        else None
+    block = markdown(results, path.name, nightly)
     print(block)
     if args.write:
         write_doc(block)

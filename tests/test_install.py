@@ -25,9 +25,12 @@ MARKDOWN = REPO / "fixtures" / "corpus" / "guides" / "configuration.md"
 PDF = REPO / "fixtures" / "corpus" / "pdf" / "three-page-en.pdf"
 
 #: Top-level modules of what the extras add to the library install: the pipeline (Beam),
-#: eval and report (numpy, safetensors, matplotlib) and query (pandas, DuckDB). The slow
-#: test below checks the real install.
-HIDDEN = ("apache_beam", "numpy", "safetensors", "matplotlib", "pandas", "duckdb")
+#: eval and report (numpy, safetensors, matplotlib), query (pandas, DuckDB), sync (LanceDB,
+#: psycopg, pgvector) and dev's Chroma. The slow test below checks the real install.
+HIDDEN = (
+    "apache_beam", "numpy", "safetensors", "matplotlib", "pandas", "duckdb",
+    "lancedb", "psycopg", "pgvector", "chromadb",
+)
 
 #: Makes every import of a HIDDEN module fail as it does where it is not installed.
 WITHOUT_EXTRAS = f"""

@@ -35,6 +35,8 @@ FORBIDDEN = {
     "integrations": ("kebab_chunk.cli",),
     # Retrieval evaluation is a library: no runner, no command code.
     "eval": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli"),
+    # Syncing a finished output into a vector store is a library too.
+    "sync": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli"),
 }
 #: The library never imports the runnable job's package.
 EVERYWHERE = ("pipelines",)

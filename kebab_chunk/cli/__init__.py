@@ -6,7 +6,8 @@ pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a schedule
 one table, :mod:`kebab_chunk.cli.rechunk`), ``expire`` (drop an updated output's old
 snapshots, :mod:`kebab_chunk.cli.expire`), ``compact`` and ``export`` (an updated output
 rewritten, :mod:`kebab_chunk.cli.tables`), ``eval`` (retrieval quality of chunker
-settings, :mod:`kebab_chunk.cli.eval`). Every user error is one
+settings, :mod:`kebab_chunk.cli.eval`), ``sync`` (a vector store made equal to an output,
+:mod:`kebab_chunk.cli.sync`). Every user error is one
 sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse limits of
 ``run`` (``--max-pages``, ``--max-blocks``, ``--max-nesting``, ``--parse-timeout-s``), so a
 document that ``run`` accepts with a raised limit can also be looked at on its own.
@@ -47,6 +48,7 @@ from kebab_chunk.cli.report import (
     cmd_report,
     cmd_view,
 )
+from kebab_chunk.cli.sync import add_sync_parser, cmd_sync
 from kebab_chunk.cli.tables import add_table_parsers, cmd_compact, cmd_export
 from kebab_chunk.errors import KebabError, MissingDependencyError
 
@@ -140,6 +142,7 @@ def _build_parser() -> _Parser:
     add_diff_parser(sub)
     add_table_parsers(sub)
     add_expire_parser(sub)
+    add_sync_parser(sub)
     add_eval_parser(sub)
 
     sub.add_parser(
@@ -187,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "compact": cmd_compact,
             "export": cmd_export,
             "expire": cmd_expire,
+            "sync": cmd_sync,
             "eval": cmd_eval,
             "inspect": cmd_inspect,
             "report": cmd_report,

@@ -42,8 +42,10 @@ from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import CHUNKS_DIR
 from kebab_chunk.output.reader import latest_manifest, read_chunks
 from kebab_chunk.output.schema import PARTITION_COLUMN
+from kebab_chunk.output.snapshots import snapshot_of
 
 __all__ = [
+    "DIFF_FORMAT",
     "IdealReembed",
     "LabelDiff",
     "OutputDiff",
@@ -53,6 +55,10 @@ __all__ = [
     "ideal_reembed",
     "label_partitions",
 ]
+
+#: The version of the ``diff --json`` document (docs/diff-json.md); a new field keeps it,
+#: a renamed, removed or re-typed one bumps it.
+DIFF_FORMAT = "kebab-chunk-diff-v1"
 
 #: The embedded content: the fields the documents table's ``content_digest`` covers.
 _CONTENT = CONTENT_FIELDS
@@ -113,6 +119,7 @@ class LabelDiff:
     added_ids: list[str] = field(default_factory=list)
     removed_ids: list[str] = field(default_factory=list)
     modified_ids: list[str] = field(default_factory=list)
+    relocated_ids: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -126,6 +133,8 @@ class OutputDiff:
     old: str
     new: str
     labels: list[LabelDiff]
+    old_snapshot: int = 1
+    new_snapshot: int = 1
 
     @property
     def changed(self) -> bool:
@@ -147,8 +156,11 @@ class OutputDiff:
             )
         }
         return {
+            "format": DIFF_FORMAT,
             "old": self.old,
             "new": self.new,
+            "old_snapshot": self.old_snapshot,
+            "new_snapshot": self.new_snapshot,
             "changed": self.changed,
             "totals": totals,
             "labels": {
@@ -167,13 +179,13 @@ def compare_label(
     added = sorted(set(new) - set(old))
     removed = sorted(set(old) - set(new))
     modified: list[str] = []
-    relocated = 0
+    relocated: list[str] = []
     for chunk_id in sorted(set(old) & set(new)):
         before, after = old[chunk_id], new[chunk_id]
         if any(before[c] != after[c] for c in _CONTENT):
             modified.append(chunk_id)
         elif any(before[c] != after[c] for c in _METADATA):
-            relocated += 1
+            relocated.append(chunk_id)
     affected = _sources(new, [*added, *modified]) | _sources(old, removed)
     added_tokens = sum(int(new[i]["token_estimate"]) for i in added)
     ideal = ideal_reembed(old, new, {*added, *modified})
@@ -184,7 +196,7 @@ def compare_label(
         removed=len(removed),
         unchanged=len(set(old) & set(new)) - len(modified),
         modified=len(modified),
-        relocated=relocated,
+        relocated=len(relocated),
         documents_affected=len(affected),
         added_tokens=added_tokens,
         reembed_tokens=added_tokens + sum(int(new[i]["token_estimate"]) for i in modified),
@@ -196,6 +208,7 @@ def compare_label(
         added_ids=added,
         removed_ids=removed,
         modified_ids=modified,
+        relocated_ids=relocated,
     )
 
 
@@ -403,7 +416,7 @@ def diff_outputs(
         before = _read_label(old, old_manifest, label) if label in old_labels else {}
         after = _read_label(new, new_manifest, label) if label in new_labels else {}
         diffs.append(compare_label(label, before, after, status))
-    return OutputDiff(old, new, diffs)
+    return OutputDiff(old, new, diffs, snapshot_of(old_manifest), snapshot_of(new_manifest))
 
 
 def format_diff(diff: OutputDiff) -> str:

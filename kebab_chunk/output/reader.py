@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 
@@ -73,26 +74,33 @@ def _read_table(
     kind: str,
     dataset: Callable[[Any], pads.Dataset],
     columns: Sequence[str] | None,
+    rows: pc.Expression | None = None,
 ) -> pa.Table:
     listing = manifest if manifest is not None else latest_manifest(output)
     directory = join(output, kind)
     if listing is None:  # no finished run: the directory's part files
         return read_checked(
             directory,
-            lambda: dataset(directory).to_table(columns=list(columns) if columns else None),
+            lambda: dataset(directory).to_table(
+                columns=list(columns) if columns else None, filter=rows
+            ),
         )
     if kind not in listing.get("outputs", {}):
         raise FileNotFoundError(directory)
-    return read_checked(directory, lambda: read_live(output, listing, kind, dataset, columns))
+    return read_checked(
+        directory, lambda: read_live(output, listing, kind, dataset, columns, rows)
+    )
 
 
 def read_chunks(
     output: str,
     columns: Sequence[str] | None = None,
     manifest: Mapping[str, Any] | None = None,
+    rows: pc.Expression | None = None,
 ) -> pa.Table:
     """Read the chunks table as one table with the ``chunker_version`` column restored
-    (the files ``manifest`` lists; None: the latest snapshot's)."""
+    (the files ``manifest`` lists; None: the latest snapshot's); ``rows`` keeps only the
+    rows it matches (e.g. ``pc.field("chunk_id").isin(ids)``)."""
     partitioning = pads.partitioning(
         pa.schema([pa.field(PARTITION_COLUMN, pa.string())]), flavor="hive"
     )
@@ -108,7 +116,7 @@ def read_chunks(
             schema=schema,
         )
 
-    table = _read_table(output, manifest, CHUNKS_DIR, dataset, columns)
+    table = _read_table(output, manifest, CHUNKS_DIR, dataset, columns, rows)
     if columns:
         return table
     return table.select(CHUNK_SCHEMA.names)
@@ -135,8 +143,6 @@ def read_documents(
     FileNotFoundError for an output written before the documents table existed. Files
     written before the ``chunk_index`` column existed give an empty list there, not null.
     """
-    import pyarrow.compute as pc  # here, not at the top: only this reader fills nulls
-
     wanted = list(dict.fromkeys(["source_uri", *columns])) if columns else None
 
     def dataset(paths: list[str] | str) -> pads.Dataset:

@@ -297,16 +297,19 @@ def read_live(
     kind: str,
     make_dataset: Any,
     columns: Sequence[str] | None = None,
+    rows: pc.Expression | None = None,
 ) -> pa.Table:
     """The live rows of table ``kind`` in a snapshot: its listed files, minus the rows
     later delete files remove. ``make_dataset(paths)`` builds the pyarrow dataset of a
     group of listed files (absolute paths); ``columns`` projects (``source_uri`` is read
-    for the filter whenever deletes apply)."""
+    for the filter whenever deletes apply); ``rows`` keeps only the rows it matches."""
     deleted = read_deleted(output, manifest)
     tables = []
     for n, paths in files_by_snapshot(manifest.get("outputs", {}).get(kind) or ()).items():
         dataset: pads.Dataset = make_dataset([f"{output}/{p}" for p in paths])
         keep = live_filter(n, deleted)
+        if rows is not None:
+            keep = rows if keep is None else keep & rows
         tables.append(dataset.to_table(columns=list(columns) if columns else None, filter=keep))
     if not tables:
         return make_dataset([]).to_table(columns=list(columns) if columns else None)
