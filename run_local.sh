@@ -30,7 +30,8 @@ bootstrap() {
 
 cmd="${1:-run}"
 [ $# -gt 0 ] && shift
-if [ "$cmd" = bench ]; then bootstrap dev,bench,eval; else bootstrap dev,eval; fi
+# The pipeline extra (Apache Beam) is not part of the library install; everything here needs it.
+if [ "$cmd" = bench ]; then bootstrap dev,bench,eval,pipeline; else bootstrap dev,eval,pipeline; fi
 export PATH="$PWD/$VENV/bin:$PATH"
 
 case "$cmd" in

@@ -12,7 +12,7 @@ message is one sentence that says what is wrong and how to fix it::
     ├── UnsupportedDocumentError  a chunker was given a document it does not handle
     ├── NotBytesError          text (or anything else) was given where a file's bytes belong
     ├── TokenizerError         a tokenizer cannot be loaded (missing file or package)
-    ├── MissingDependencyError an optional package (matplotlib for reports) is not installed
+    ├── MissingDependencyError a package of an extra (Beam, numpy, matplotlib) is not installed
     ├── RunSetupError          --input / --output cannot be used as given
     │   └── ClaimBusyError     another live run holds the output or runs folder
     ├── OutputDirError         a directory given as an output to read is not a finished one
@@ -101,6 +101,15 @@ class TokenizerError(KebabError, RuntimeError):
 class MissingDependencyError(KebabError, ImportError):
     """An optional package is needed (matplotlib for the report's charts); the message says
     how to install it."""
+
+    @classmethod
+    def for_extra(cls, what: str, package: str, extra: str) -> MissingDependencyError:
+        """``what`` (a command or module) needs ``package`` of the extra ``extra``: the
+        sentence says so and gives the install line."""
+        return cls(
+            f"{what} needs {package}, which is not installed; install it with "
+            f"pip install 'kebab-chunk[{extra}]'"
+        )
 
 
 class RunSetupError(KebabError, ValueError):

@@ -29,7 +29,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from apache_beam.runners.runner import PipelineState
+from kebab_chunk.errors import KebabError, MissingDependencyError, UsageError
+
+try:  # Apache Beam is the pipeline extra: its absence is one sentence, not a traceback
+    from apache_beam.runners.runner import PipelineState
+except ModuleNotFoundError as exc:
+    if exc.name != "apache_beam":
+        raise
+    raise MissingDependencyError.for_extra(
+        "kebab_chunk.pipeline", "Apache Beam", "pipeline"
+    ) from None
 
 from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
 from kebab_chunk.beam.job import RunConfig, check_update_options, load_previous_run
@@ -39,7 +48,6 @@ from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
 from kebab_chunk.chunkers.registry import check_tokenizer_use, get_chunker
 from kebab_chunk.corpus import CorpusFilter
-from kebab_chunk.errors import KebabError, UsageError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentRow, ErrorRecord
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits

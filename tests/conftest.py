@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
+import venv
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +25,10 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("KEBAB_HYPOTHESIS_PROFILE", "ci"))
 
+REPO = Path(__file__).resolve().parents[1]
+#: What the project needs to build and install; copied so pip writes nothing into the tree.
+PROJECT_FILES = ("pyproject.toml", "README.md", "kebab_chunk", "pipelines")
+
 
 @pytest.fixture
 def open_tmp() -> Iterator[Path]:
@@ -36,3 +42,33 @@ def open_tmp() -> Iterator[Path]:
         for d, _, _ in os.walk(path):
             os.chmod(d, 0o755)
         shutil.rmtree(path)
+
+
+@pytest.fixture(scope="session")
+def library_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh venv holding what ``pip install -c constraints.txt .`` installs
+    (the library install: runtime dependencies, no extras, nothing else). A copy of the
+    project is installed, not the tree itself. It reaches the package registry once per
+    session (pip's cache makes that quick); tests/test_install.py and
+    tests/parsers/test_runtime_only_pdf.py share it."""
+    root = tmp_path_factory.mktemp("library-install")
+    source = root / "src"
+    source.mkdir()
+    for name in PROJECT_FILES:
+        if (REPO / name).is_dir():
+            shutil.copytree(
+                REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        else:
+            shutil.copy2(REPO / name, source / name)
+    venv.create(root / "venv", with_pip=True)
+    python = root / "venv" / "bin" / "python"
+    subprocess.run(
+        [
+            str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "-c", str(REPO / "constraints.txt"), str(source),
+        ],
+        check=True,
+        timeout=600,
+    )
+    return python

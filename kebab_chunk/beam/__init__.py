@@ -16,6 +16,15 @@ whole job (docs/architecture.md).
 
 from __future__ import annotations
 
+from kebab_chunk.errors import MissingDependencyError
+
+try:  # Apache Beam is the pipeline extra: its absence is one sentence, not a traceback
+    import apache_beam  # noqa: F401
+except ModuleNotFoundError as exc:
+    if exc.name != "apache_beam":
+        raise
+    raise MissingDependencyError.for_extra("kebab_chunk.beam", "Apache Beam", "pipeline") from None
+
 from kebab_chunk.beam.chunk import ChunkDocuments, run_labels
 from kebab_chunk.beam.manifest import WriteManifest, manifest_header
 from kebab_chunk.beam.parse import ParseDocuments

@@ -13,11 +13,15 @@ sentence on stderr and exit status 2. ``parse`` and ``chunk`` take the parse lim
 document that ``run`` accepts with a raised limit can also be looked at on its own.
 ``--debug`` (tracebacks) and ``--verbose`` (INFO log records, Apache Beam's included) may
 be given anywhere before ``--``; every ``--help`` shows each option's default.
+``run``, ``rechunk``, ``expire``, ``compact`` and ``export`` need the ``pipeline`` extra
+(Apache Beam), ``inspect`` and ``report`` the ``report`` extra, ``eval`` the ``eval`` extra;
+where it is not installed the command says so in one sentence (exit status 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import sys
 from collections.abc import Sequence
@@ -46,9 +50,37 @@ from kebab_chunk.cli.report import (
 )
 from kebab_chunk.cli.sync import add_sync_parser, cmd_sync
 from kebab_chunk.cli.tables import add_table_parsers, cmd_compact, cmd_export
-from kebab_chunk.errors import KebabError
+from kebab_chunk.errors import KebabError, MissingDependencyError
 
 __all__ = ["main"]
+
+_PIPELINE = ("pipeline", {"apache_beam": "Apache Beam"})
+_REPORT = ("report", {"numpy": "numpy"})
+#: The commands that need more than the library install: the extra each needs and the
+#: packages of that extra it imports (top-level module -> name in the sentence).
+_EXTRA_OF_COMMAND: dict[str, tuple[str, dict[str, str]]] = {
+    "run": _PIPELINE,
+    "rechunk": _PIPELINE,
+    "expire": _PIPELINE,
+    "compact": _PIPELINE,
+    "export": _PIPELINE,
+    "inspect": _REPORT,
+    "report": _REPORT,
+    "eval": ("eval", {"numpy": "numpy"}),
+}
+
+
+def _check_extra(command: str) -> None:
+    """Raise MissingDependencyError (one sentence) when a package of the extra ``command``
+    needs is not installed, before the command imports it."""
+    extra, packages = _EXTRA_OF_COMMAND.get(command, ("", {}))
+    for module, package in packages.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise MissingDependencyError.for_extra(f"the {command} command", package, extra)
 
 
 def _not_apitools_notice(record: logging.LogRecord) -> bool:
@@ -135,17 +167,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ("run", "rechunk"):
         # The pipeline's own options (run also takes them from python -m pipelines...).
         argv += ["--debug"] * debug + ["--verbose"] * verbose
-    if argv and argv[0] == "rechunk":
-        from kebab_chunk.cli.rechunk import main as rechunk_main
-
-        return rechunk_main(argv[1:])
-    if argv and argv[0] == "run":
-        from kebab_chunk.cli.run import main as run_main
-
-        status: int = run_main(argv[1:])
+        try:  # before Apache Beam is imported, which their --help needs too
+            _check_extra(argv[0])
+        except MissingDependencyError as exc:
+            sys.stderr.write(f"kebab-chunk: {exc}.\n")
+            return EXIT_USAGE
+        if argv[0] == "rechunk":
+            from kebab_chunk.cli.rechunk import main as command_main
+        else:
+            from kebab_chunk.cli.run import main as command_main
+        status: int = command_main(argv[1:])
         return status
     args = _build_parser().parse_args(argv)
     try:
+        _check_extra(args.command)
         if args.command == "chunkers":
             return cmd_chunkers()
         commands = {

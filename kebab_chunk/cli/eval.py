@@ -11,21 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.errors import MissingDependencyError, UsageError
-from kebab_chunk.eval.run import (
-    EMBED_MODES,
-    TextEmbedder,
-    check_chart_dependency,
-    evaluate,
-    format_table,
-    load_corpus,
-    load_questions,
-    parse_setting,
-    render_html,
-)
+from kebab_chunk.eval import EMBED_MODES
 from kebab_chunk.model import ChunkPolicy
+
+if TYPE_CHECKING:  # kebab_chunk.eval.run needs numpy (the eval extra): imported when run
+    from kebab_chunk.eval.run import TextEmbedder
 
 __all__ = ["add_eval_parser", "cmd_eval", "load_embedder"]
 
@@ -122,6 +115,16 @@ def _check_output(option: str, path: str | None) -> None:
 
 def cmd_eval(args: argparse.Namespace, embedder: TextEmbedder | None = None) -> int:
     """Run the evaluation and print the table; ``embedder`` replaces the model (tests)."""
+    from kebab_chunk.eval.run import (
+        check_chart_dependency,
+        evaluate,
+        format_table,
+        load_corpus,
+        load_questions,
+        parse_setting,
+        render_html,
+    )
+
     if args.k < 1:
         raise UsageError(f"--k must be at least 1, got {args.k}")
     settings = [parse_setting(value, args.tokenizer) for value in args.setting]

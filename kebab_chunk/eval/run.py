@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.errors import MissingDependencyError, PolicyError, UsageError
+from kebab_chunk.eval import EMBED_MODES, EmbedMode
 from kebab_chunk.eval.metrics import (
     QuestionScore,
     Range,
@@ -71,12 +72,6 @@ __all__ = [
     "parse_setting",
     "render_html",
 ]
-
-#: What is embedded for a chunk: its ``text``, ``contextualize(chunk)`` (heading path and
-#: captions, then the text), or the record's ``embed_text`` (what the pipeline writes for
-#: every label to be embedded; kebab_chunk/chunkers/embedding.py).
-EMBED_MODES = ("text", "contextualized", "embed_text")
-EmbedMode = Literal["text", "contextualized", "embed_text"]
 
 _COLUMNS = ("question", "references", "corpus_id")
 

@@ -16,8 +16,8 @@ as Chroma require. docs/integrations.md has the whole story.
   (``pip install kebab-chunk[llamaindex]``), and ``KebabNodeParser``, a LlamaIndex
   ``NodeParser`` over any registered label;
 - :mod:`kebab_chunk.integrations.beam_rag`: ``apache_beam.ml.rag.types.Chunk`` and the
-  ``ToBeamRagChunks`` transform for use after the pipeline's chunking step (Beam is a core
-  dependency).
+  ``ToBeamRagChunks`` transform for use after the pipeline's chunking step
+  (``pip install kebab-chunk[pipeline]``).
 
 The third-party packages are imported only when an adapter is called (the splitter and
 node parser modules import theirs when imported); a missing one gives an ``ImportError``

@@ -19,10 +19,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import apache_beam as beam
-from apache_beam.ml.rag.types import Chunk as BeamChunk
-from apache_beam.ml.rag.types import Content
-from apache_beam.pvalue import PCollection
+from kebab_chunk.errors import MissingDependencyError
+
+try:  # Apache Beam is the pipeline extra: its absence is one sentence, not a traceback
+    import apache_beam as beam
+    from apache_beam.ml.rag.types import Chunk as BeamChunk
+    from apache_beam.ml.rag.types import Content
+    from apache_beam.pvalue import PCollection
+except ModuleNotFoundError as exc:
+    if exc.name != "apache_beam":
+        raise
+    raise MissingDependencyError.for_extra(
+        "kebab_chunk.integrations.beam_rag", "Apache Beam", "pipeline"
+    ) from None
 
 from kebab_chunk.integrations._common import (
     MetadataMode,

@@ -4,10 +4,11 @@ pypdf's text depends on optional packages: without fontTools the glyphs of an em
 (Type1C) font with a built-in encoding come out as raw character codes, without brotli a
 ``/BrotliDecode`` content stream cannot be read at all. The dev extras happen to bring
 fontTools (through fpdf2 and matplotlib), so a test run in the dev environment alone would
-never notice a missing runtime pin. This module installs the project into a fresh virtual
-environment with its runtime dependencies only (``pip install -c constraints.txt``, no
-extras) and checks that the PDF parser's output there equals the output here, on the
-committed PDF fixtures and on two generated PDFs that need fontTools and brotli.
+never notice a missing runtime pin. This module uses a fresh virtual environment holding
+the project with its runtime dependencies only (``pip install -c constraints.txt``, no
+extras; the ``library_python`` fixture of tests/conftest.py) and checks that the PDF
+parser's output there equals the output here, on the committed PDF fixtures and on two
+generated PDFs that need fontTools and brotli.
 
 It reaches the package registry once per session (pip's cache makes that quick).
 """
@@ -16,9 +17,7 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,6 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 PDF_FIXTURES = sorted((REPO / "fixtures").glob("**/*.pdf"))
 GOLDEN = REPO / "tests" / "goldens" / "pdf-text-v1" / "three-page-en.json"
-#: What the project needs to build and install; copied so pip writes nothing into the tree.
-PROJECT_FILES = ("pyproject.toml", "README.md", "kebab_chunk", "pipelines")
 #: Packages whose exact version decides pdf-text-v1's text (pinned in pyproject.toml).
 PINNED = ("pypdf", "fonttools", "brotli")
 
@@ -185,27 +182,10 @@ def brotli_pdf() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def runtime_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv holding the project and its runtime dependencies, nothing else."""
-    root = tmp_path_factory.mktemp("runtime-only")
-    source = root / "src"
-    source.mkdir()
-    for name in PROJECT_FILES:
-        if (REPO / name).is_dir():
-            shutil.copytree(
-                REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__")
-            )
-        else:
-            shutil.copy2(REPO / name, source / name)
-    venv.create(root / "venv", with_pip=True)
-    python = root / "venv" / "bin" / "python"
-    pins = str(REPO / "constraints.txt")
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "-c", pins, str(source)],
-        check=True,
-        timeout=600,
-    )
-    return python
+def runtime_python(library_python: Path) -> Path:
+    """A fresh venv holding the project and its runtime dependencies, nothing else
+    (tests/conftest.py)."""
+    return library_python
 
 
 @pytest.fixture(scope="module")
