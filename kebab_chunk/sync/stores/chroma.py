@@ -45,7 +45,7 @@ class ChromaStore:
             from chromadb.config import Settings
         except ImportError as exc:
             raise MissingDependencyError(
-                "The Chroma store needs chromadb; install it with pip install chromadb."
+                "the Chroma store needs chromadb; install it with pip install chromadb."
             ) from exc
         self.path = os.fspath(path)
         self.table_name = table

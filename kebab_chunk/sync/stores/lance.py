@@ -73,7 +73,7 @@ class LanceStore:
             import lancedb
         except ImportError as exc:
             raise MissingDependencyError(
-                f"The LanceDB store needs the sync extra; install it with {_INSTALL}."
+                f"the LanceDB store needs the sync extra; install it with {_INSTALL}."
             ) from exc
         self.path = os.fspath(path)
         self.table_name = table

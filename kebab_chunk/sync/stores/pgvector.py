@@ -97,7 +97,7 @@ class PgVectorStore:
             import psycopg  # noqa: F401
         except ImportError as exc:
             raise MissingDependencyError(
-                f"The PostgreSQL store needs the sync extra; install it with {_INSTALL}."
+                f"the PostgreSQL store needs the sync extra; install it with {_INSTALL}."
             ) from exc
         self.dsn = dsn
         self.table_name = table
