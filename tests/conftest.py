@@ -24,6 +24,9 @@ settings.register_profile(
     "fast", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("KEBAB_HYPOTHESIS_PROFILE", "ci"))
+# No test reads or fills the user's embedding cache (kebab_chunk/sync/cache.py); subprocesses
+# inherit this too (the README's verbatim run).
+os.environ["KEBAB_CHUNK_CACHE_DIR"] = tempfile.mkdtemp(prefix="kebab-test-embeddings-")
 
 REPO = Path(__file__).resolve().parents[1]
 #: What the project needs to build and install; copied so pip writes nothing into the tree.

@@ -65,7 +65,8 @@ def add_sync_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--cache",
         metavar="FILE",
-        help="the embedding cache file (default: $XDG_CACHE_HOME/kebab-chunk/embeddings.sqlite3)",
+        help="the embedding cache file (default: embeddings.sqlite3 in $KEBAB_CHUNK_CACHE_DIR, "
+        "else in $XDG_CACHE_HOME/kebab-chunk or ~/.cache/kebab-chunk)",
     )
     p.add_argument(
         "--no-cache", action="store_true", help="keep embeddings in memory only (default: off)"

@@ -4,9 +4,10 @@ Keyed by (embedder id, blake3 of the embedded text): a vector depends on nothing
 the cache is right by construction. A chunk id whose text changed (``modified``) misses;
 the same text under a new label, a new chunk id after a rename, another output or another
 store hits (docs/decisions.md, "The embedding cache is keyed by text, not chunk id").
-One SQLite file (stdlib ``sqlite3``, WAL, one writer at a time): the default lives under
-``$XDG_CACHE_HOME/kebab-chunk`` (``~/.cache`` without it) and is shared by every sync of
-the user. Vectors are stored as little-endian float32, whatever the embedder returned.
+One SQLite file (stdlib ``sqlite3``, WAL, one writer at a time): the default lives in
+``$KEBAB_CHUNK_CACHE_DIR``, else ``$XDG_CACHE_HOME/kebab-chunk`` (``~/.cache`` without it),
+and is shared by every sync of the user. Vectors are stored as little-endian float32,
+whatever the embedder returned.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ _BATCH = 500  # SQLite's default limit on host parameters is 32766; stay far bel
 
 
 def default_cache_path() -> Path:
-    """``$XDG_CACHE_HOME/kebab-chunk/embeddings.sqlite3`` (``~/.cache`` without it)."""
+    """``$KEBAB_CHUNK_CACHE_DIR/embeddings.sqlite3``, else
+    ``$XDG_CACHE_HOME/kebab-chunk/embeddings.sqlite3`` (``~/.cache`` without it)."""
+    if own := os.environ.get("KEBAB_CHUNK_CACHE_DIR"):
+        return Path(own) / "embeddings.sqlite3"
     root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(root) / "kebab-chunk" / "embeddings.sqlite3"
 
