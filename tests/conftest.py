@@ -54,9 +54,14 @@ def library_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project is installed, not the tree itself. It reaches the package registry once per
     session (pip's cache makes that quick); tests/test_install.py and
     tests/parsers/test_runtime_only_pdf.py share it."""
-    root = tmp_path_factory.mktemp("library-install")
+    return fresh_install(tmp_path_factory.mktemp("library-install"), "")
+
+
+def fresh_install(root: Path, extras: str) -> Path:
+    """The python of a fresh venv under ``root`` with a copy of the project installed as
+    ``pip install -c constraints.txt .[extras]`` (``extras`` "": none)."""
     source = root / "src"
-    source.mkdir()
+    source.mkdir(parents=True)
     for name in PROJECT_FILES:
         if (REPO / name).is_dir():
             shutil.copytree(
@@ -69,7 +74,7 @@ def library_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(
         [
             str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "-c", str(REPO / "constraints.txt"), str(source),
+            "-c", str(REPO / "constraints.txt"), f"{source}[{extras}]" if extras else str(source),
         ],
         check=True,
         timeout=600,

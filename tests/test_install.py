@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import fresh_install
+
 REPO = Path(__file__).resolve().parents[1]
 MARKDOWN = REPO / "fixtures" / "corpus" / "guides" / "configuration.md"
 PDF = REPO / "fixtures" / "corpus" / "pdf" / "three-page-en.pdf"
@@ -209,3 +211,25 @@ def test_the_library_install_has_no_beam_and_chunks(library_python: Path, tmp_pa
     sentence = missing("the run command", "Apache Beam", "pipeline")
     assert (done.returncode, done.stderr) == (2, f"kebab-chunk: {sentence}.\n")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_the_library_with_the_langchain_extra_runs_the_splitter_without_beam(
+    tmp_path: Path,
+) -> None:
+    """Issue 31's fresh venv: the library plus the splitter's own package, no Beam."""
+    python = fresh_install(tmp_path / "install", "langchain")
+    code = (
+        "import importlib.util, kebab_chunk\n"
+        "from kebab_chunk.integrations.langchain_splitter import KebabTextSplitter\n"
+        "assert importlib.util.find_spec('apache_beam') is None\n"
+        "pieces = KebabTextSplitter().split_text('# Title\\n\\nOne paragraph.\\n\\n"
+        "## Part\\n\\nAnother one.\\n')\n"
+        "print(len(pieces), repr(pieces[-1]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    done = subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    count, last = done.stdout.split(" ", 1)
+    assert int(count) >= 1 and "Another one." in last
