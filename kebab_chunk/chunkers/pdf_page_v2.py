@@ -35,7 +35,7 @@ Exactness: each chunk has one ``PageSpan`` and ``page_text[char_start:char_end] 
 chunk.text``.
 
 Budget: ``target_tokens``, lowered to ``max_tokens`` and to the tokenizer's own input limit
-when those are smaller (:func:`kebab_chunk.chunkers.md_heading_v2.budget_of`).
+when those are smaller (:func:`kebab_chunk.chunkers._budget.budget_of`).
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._separators import is_exact
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
 from kebab_chunk.chunkers.base import make_chunk
-from kebab_chunk.chunkers.md_heading_v2 import budget_of
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     Block,

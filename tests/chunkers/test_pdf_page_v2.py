@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from kebab_chunk.chunkers.md_heading_v2 import budget_of
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers.pdf_page_v1 import PdfPageV1Chunker
 from kebab_chunk.chunkers.pdf_page_v2 import PdfPageV2Chunker
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
