@@ -38,11 +38,16 @@ def _chunker_output(data: Any) -> Any:
     return data
 
 
+def rendered_golden(data: Any) -> str:
+    """``data`` (JSON-serialisable) as its snapshot file holds it."""
+    snapshot = _chunker_output(data)
+    return json.dumps(snapshot, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def assert_golden(label: str, name: str, data: Any) -> None:
     """Compare ``data`` (JSON-serialisable) with the stored snapshot ``label/name``."""
     path = GOLDEN_DIR / label / f"{name}.json"
-    snapshot = _chunker_output(data)
-    rendered = json.dumps(snapshot, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    rendered = rendered_golden(data)
     if updating():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(rendered, encoding="utf-8")

@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._context import LineBound
 from kebab_chunk.chunkers._separators import (
     TOKEN_LEVELS,
@@ -78,9 +79,9 @@ from kebab_chunk.model import (
     SourceSpan,
 )
 from kebab_chunk.tokenizers import get_tokenizer
-from kebab_chunk.tokenizers.base import Counter, CounterCache, Tokenizer
+from kebab_chunk.tokenizers.base import Counter, CounterCache
 
-__all__ = ["RULES", "MdHeadingRules", "MdHeadingV2Chunker", "budget_of"]
+__all__ = ["RULES", "MdHeadingRules", "MdHeadingV2Chunker"]
 
 VERSION = "md-heading-v2"
 _log = logging.getLogger(__name__)
@@ -96,13 +97,6 @@ def _skip_space(text: str, pos: int) -> int:
     """``pos`` moved past any whitespace (the cut search's start of a piece)."""
     match = _SPACE.match(text, pos)
     return match.end() if match else pos
-
-
-def budget_of(policy: ChunkPolicy, tokenizer: Tokenizer) -> int:
-    """The most tokens a chunk may hold: ``target_tokens`` capped by ``max_tokens`` and by
-    the tokenizer's input limit (whichever are set)."""
-    limits = [policy.target_tokens, policy.max_tokens, tokenizer.max_tokens]
-    return max(1, min(limit for limit in limits if limit is not None))
 
 
 @dataclass(frozen=True, slots=True)

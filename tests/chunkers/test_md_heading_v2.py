@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._separators import is_exact, join_gap, newline_style
-from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker, budget_of
+from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy

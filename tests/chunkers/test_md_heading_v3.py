@@ -26,11 +26,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._context import bound_line
 from kebab_chunk.chunkers._separators import is_exact
 from kebab_chunk.chunkers.contextualize import contextualize_parts
 from kebab_chunk.chunkers.embedding import with_embedding
-from kebab_chunk.chunkers.md_heading_v2 import budget_of
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.markdown import MarkdownParser

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from kebab_chunk.chunkers.md_heading_v2 import budget_of
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers.pdf_page_v1 import PdfPageV1Chunker
 from kebab_chunk.chunkers.pdf_page_v2 import PdfPageV2Chunker
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
@@ -443,7 +443,12 @@ def test_golden_fixture(name: str, policy_name: str) -> None:
     assert_golden(V2, f"{name}.{policy_name}", [c.model_dump(mode="json") for c in chunks])
 
 
-def test_golden_page_with_heading() -> None:
+def heading_page() -> CanonicalDocument:
+    """The page of the ``page-with-heading`` golden: a heading, then 30 sentences."""
     body = " ".join(f"Body sentence {n} is here." for n in range(30))
-    chunks = CHUNKER.chunk(with_heading("1 Introduction\n", body), SMALL)
+    return with_heading("1 Introduction\n", body)
+
+
+def test_golden_page_with_heading() -> None:
+    chunks = CHUNKER.chunk(heading_page(), SMALL)
     assert_golden(V2, "page-with-heading.t128-o16", [c.model_dump(mode="json") for c in chunks])

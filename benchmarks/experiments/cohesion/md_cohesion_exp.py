@@ -43,6 +43,7 @@ import re
 from collections import Counter as WordCounter
 from collections.abc import Sequence
 
+from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._separators import PARAGRAPH_BREAK, SENTENCE_STOP, separator_starts
 from kebab_chunk.chunkers._token_split import split_pieces
 from kebab_chunk.chunkers.md_heading_v2 import (
@@ -52,7 +53,6 @@ from kebab_chunk.chunkers.md_heading_v2 import (
     _Member,
     _Run,
     _skip_space,
-    budget_of,
 )
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.tokenizers import get_tokenizer
