@@ -3,7 +3,8 @@ every ``md-header-chars-*`` label.
 
 A label module (``md_header_chars_v1.py``, ``md_header_chars_v2.py``) holds its contract in
 its docstring, its ``VERSION``, its :class:`HeaderCharsRules` row and a
-:class:`HeaderCharsChunker` subclass naming them; everything else is here. What the rules
+:class:`HeaderCharsChunker` subclass naming them (whose ``plan_chunks`` and
+``records_from_plan`` it exports under those names); everything else is here. What the rules
 leave alone is the same for every label:
 
 - **Sections.** Every heading (levels 1–6) opens a new section; the blocks before the first
@@ -11,8 +12,8 @@ leave alone is the same for every label:
   headings ``(level, title)``, outermost first, ending with its own heading; the heading's
   own source line is the first text of its section.
 - **Runs.** A section's blocks are joined into *runs*, each one text: two consecutive blocks
-  are in one run when the rules give the text between them (:attr:`HeaderCharsRules.
-  exact_slices`), else the second starts a new run, and the text between them is in no chunk.
+  are in one run when the rules give the text between them (``exact_slices``), else the
+  second starts a new run, and the text between them is in no chunk.
 - **Budget.** ``max_chars`` / ``overlap_chars`` come from the policy (:func:`char_budget`).
   A run that fits is one chunk. A longer run is split between blocks, and any piece still
   too long at the next level: ``_separators.CHAR_LEVELS`` (blank lines, line breaks,
@@ -67,8 +68,6 @@ __all__ = [
     "HeaderCharsRules",
     "PlannedChunk",
     "char_budget",
-    "plan_chunks",
-    "records_from_plan",
 ]
 
 #: Policy ``tokenizer`` value that makes one policy token one character (exact budgets).
@@ -360,7 +359,7 @@ def _plan_section(section: _Section, max_chars: int, overlap_chars: int) -> list
     return planned
 
 
-def plan_chunks(
+def _plan_chunks(
     doc: CanonicalDocument,
     max_chars: int,
     overlap_chars: int,
@@ -380,11 +379,10 @@ def plan_chunks(
     return planned
 
 
-def records_from_plan(
+def _records_from_plan(
     doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk], version: str
 ) -> list[Chunk]:
-    """Turn planned chunks into records of label ``version`` (ids, token estimates) via
-    ``make_chunk``."""
+    """Planned chunks as records of label ``version`` (ids, token estimates)."""
     return [
         make_chunk(
             doc,
@@ -414,6 +412,20 @@ class HeaderCharsChunker:
     #: ``chars`` makes a token one character; every other tokenizer counts as ``bytes-3``.
     uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3", CHARS_TOKENIZER})
 
+    @classmethod
+    def plan_chunks(
+        cls, doc: CanonicalDocument, max_chars: int, overlap_chars: int
+    ) -> list[PlannedChunk]:
+        """The chunks of ``doc`` in document order, before they become records."""
+        return _plan_chunks(doc, max_chars, overlap_chars, cls.version, cls.rules)
+
+    @classmethod
+    def records_from_plan(
+        cls, doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
+    ) -> list[Chunk]:
+        """Turn planned chunks into records (ids, token estimates) via ``make_chunk``."""
+        return _records_from_plan(doc, policy, planned, cls.version)
+
     def accepts(self, doc: CanonicalDocument) -> bool:
         """Markdown / plain text whose blocks each carry one exact ``lines`` span."""
         return doc.media_type in _ACCEPTED_MEDIA_TYPES and all(
@@ -429,5 +441,4 @@ class HeaderCharsChunker:
                 "lists each with the media types it is the default for)."
             )
         max_chars, overlap_chars = char_budget(policy)
-        planned = plan_chunks(doc, max_chars, overlap_chars, self.version, self.rules)
-        return records_from_plan(doc, policy, planned, self.version)
+        return self.records_from_plan(doc, policy, self.plan_chunks(doc, max_chars, overlap_chars))

@@ -28,15 +28,13 @@ exact source location. For a document whose blocks all carry one ``lines`` span:
   piece is less than its whole block.
 
 Offsets are computed from the block spans while cutting, never found by searching.
+
 Made by the md-header-chars engine (``_header_chars.py``) with :data:`RULES`: the one
 difference from the other labels of the family is data (:class:`HeaderCharsRules`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from kebab_chunk.chunkers import _header_chars
 from kebab_chunk.chunkers._header_chars import (
     CHARS_TOKENIZER,
     BlockPart,
@@ -46,7 +44,6 @@ from kebab_chunk.chunkers._header_chars import (
     PlannedChunk,
     char_budget,
 )
-from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 
 __all__ = [
     "CHARS_TOKENIZER",
@@ -67,18 +64,6 @@ VERSION = "md-header-chars-v1"
 RULES = HeaderCharsRules(exact_slices=False)
 
 
-def plan_chunks(doc: CanonicalDocument, max_chars: int, overlap_chars: int) -> list[PlannedChunk]:
-    """The chunks of ``doc`` in document order, before they become records."""
-    return _header_chars.plan_chunks(doc, max_chars, overlap_chars, VERSION, RULES)
-
-
-def records_from_plan(
-    doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
-) -> list[Chunk]:
-    """Turn planned chunks into records (ids, token estimates) via ``make_chunk``."""
-    return _header_chars.records_from_plan(doc, policy, planned, VERSION)
-
-
 class MdHeaderCharsV1Chunker(HeaderCharsChunker):
     """Header sections with a character budget; see the module docstring for the contract."""
 
@@ -88,3 +73,9 @@ class MdHeaderCharsV1Chunker(HeaderCharsChunker):
         "Markdown or plain-text documents (every block one lines span); budget in characters: "
         "target_tokens x 3, or x 1 with tokenizer 'chars'"
     )
+
+
+#: The chunks of a document before they become records (``MarkdownChunker`` reads them).
+plan_chunks = MdHeaderCharsV1Chunker.plan_chunks
+#: Planned chunks as this label's records.
+records_from_plan = MdHeaderCharsV1Chunker.records_from_plan

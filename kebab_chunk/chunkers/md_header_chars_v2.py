@@ -47,17 +47,14 @@ Everything else is v1's contract:
   its whole block.
 
 Offsets are computed from the block spans while cutting, never found by searching.
+
 Made by the md-header-chars engine (``_header_chars.py``) with :data:`RULES`; the change
 from v1 is one field of it (``exact_slices``), not a copied module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from kebab_chunk.chunkers import _header_chars
-from kebab_chunk.chunkers._header_chars import HeaderCharsChunker, HeaderCharsRules, PlannedChunk
-from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
+from kebab_chunk.chunkers._header_chars import HeaderCharsChunker, HeaderCharsRules
 
 __all__ = [
     "RULES",
@@ -73,18 +70,6 @@ VERSION = "md-header-chars-v2"
 RULES = HeaderCharsRules(exact_slices=True)
 
 
-def plan_chunks(doc: CanonicalDocument, max_chars: int, overlap_chars: int) -> list[PlannedChunk]:
-    """The chunks of ``doc`` in document order, before they become records."""
-    return _header_chars.plan_chunks(doc, max_chars, overlap_chars, VERSION, RULES)
-
-
-def records_from_plan(
-    doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
-) -> list[Chunk]:
-    """Turn planned chunks into records (ids, token estimates) via ``make_chunk``."""
-    return _header_chars.records_from_plan(doc, policy, planned, VERSION)
-
-
 class MdHeaderCharsV2Chunker(HeaderCharsChunker):
     """Header sections with a character budget, exact slices; see the module docstring."""
 
@@ -94,3 +79,9 @@ class MdHeaderCharsV2Chunker(HeaderCharsChunker):
         "Markdown or plain-text documents (every block one lines span); budget in characters: "
         "target_tokens x 3, or x 1 with tokenizer 'chars'; chunk text is the exact source slice"
     )
+
+
+#: The chunks of a document before they become records (``MarkdownChunker`` reads them).
+plan_chunks = MdHeaderCharsV2Chunker.plan_chunks
+#: Planned chunks as this label's records.
+records_from_plan = MdHeaderCharsV2Chunker.records_from_plan

@@ -98,8 +98,8 @@ def test_flipping_a_rules_field_changes_a_golden(label: str, field: str) -> None
     chunker = get_chunker(label)
     assert isinstance(chunker, HeaderCharsChunker)
     for value in _flips(chunker.rules, field):
-        flipped = type(chunker)()
-        flipped.rules = dataclasses.replace(chunker.rules, **{field: value})
+        rules = dataclasses.replace(chunker.rules, **{field: value})
+        flipped = type("Flipped", (type(chunker),), {"rules": rules})()
         changed = None
         for path in FIXTURES:
             for policy_name in sorted(GOLDEN_POLICIES):
