@@ -28,38 +28,26 @@ exact source location. For a document whose blocks all carry one ``lines`` span:
   piece is less than its whole block.
 
 Offsets are computed from the block spans while cutting, never found by searching.
+
+Made by the md-header-chars engine (``_header_chars.py``) with :data:`RULES`: the one
+difference from the other labels of the family is data (:class:`HeaderCharsRules`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-from kebab_chunk.chunkers._separators import (
-    CHAR_LEVELS,
-    is_exact,
-    line_break_ends,
-    separator_spans,
-    sub_line_span,
+from kebab_chunk.chunkers._header_chars import (
+    CHARS_TOKENIZER,
+    BlockPart,
+    Header,
+    HeaderCharsChunker,
+    HeaderCharsRules,
+    PlannedChunk,
+    char_budget,
 )
-from kebab_chunk.chunkers.base import make_chunk
-from kebab_chunk.errors import UnsupportedDocumentError
-from kebab_chunk.model import (
-    AudioRefBlock,
-    Block,
-    CanonicalDocument,
-    Chunk,
-    ChunkPolicy,
-    HeadingBlock,
-    ImageRefBlock,
-    LineSpan,
-)
-from kebab_chunk.tokenizers import BYTES_PER_TOKEN
 
 __all__ = [
     "CHARS_TOKENIZER",
+    "RULES",
     "VERSION",
     "BlockPart",
     "Header",
@@ -67,300 +55,27 @@ __all__ = [
     "PlannedChunk",
     "char_budget",
     "plan_chunks",
+    "records_from_plan",
 ]
 
 VERSION = "md-header-chars-v1"
 
-#: Policy ``tokenizer`` value that makes one policy token one character (exact budgets).
-CHARS_TOKENIZER = "chars"
-
-_ACCEPTED_MEDIA_TYPES = ("text/markdown", "text/plain")
-
-#: Split levels: between blocks, then inside one block ``_separators.CHAR_LEVELS`` (blank
-#: lines, line breaks, whitespace, coarsest first), then a final hard cut.
-_BETWEEN_BLOCKS = 0
-_HARD = len(CHAR_LEVELS) + 1
+#: One ``"\n"`` per line break between blocks, whatever the source holds there.
+RULES = HeaderCharsRules(exact_slices=False)
 
 
-@dataclass(frozen=True)
-class Header:
-    """One enclosing heading of a chunk (``{"level", "text"}`` in ``MarkdownChunker``'s
-    metadata)."""
-
-    level: int
-    text: str
-
-
-@dataclass(frozen=True)
-class BlockPart:
-    """The exact part of one block that a chunk contains."""
-
-    block_id: str
-    span: LineSpan
-    whole_block: bool
-
-
-@dataclass(frozen=True)
-class PlannedChunk:
-    """One chunk before it becomes a record: its text, block parts and section headers."""
-
-    text: str
-    parts: tuple[BlockPart, ...]
-    headers: tuple[Header, ...]
-    recursive_chunk: bool
-    captions: tuple[str, ...]
-
-
-def char_budget(policy: ChunkPolicy) -> tuple[int, int]:
-    """``(max_chars, overlap_chars)`` for a policy.
-
-    With ``tokenizer="chars"`` one policy token is one character, so any ``MarkdownChunker`` budget
-    is expressible exactly; for every other tokenizer a token is ``BYTES_PER_TOKEN`` (3)
-    characters, the byte proxy's ratio (as ``pdf-page-v1`` budgets).
-    """
-    per_token = 1 if policy.tokenizer == CHARS_TOKENIZER else BYTES_PER_TOKEN
-    return policy.target_tokens * per_token, policy.overlap_tokens * per_token
-
-
-@dataclass(frozen=True)
-class _Unit:
-    """A block placed in its section's text: ``[start, end)`` of the section text."""
-
-    block: Block
-    span: LineSpan
-    start: int
-    end: int
-    #: End offsets (within ``block.text``) of the block's line breaks, for line numbers.
-    breaks: tuple[int, ...]
-
-
-class _Section:
-    """One header section: its text (blocks joined by normalised gaps) and its blocks."""
-
-    def __init__(self, headers: tuple[Header, ...]) -> None:
-        self.headers = headers
-        self.units: list[_Unit] = []
-        self._parts: list[str] = []
-        self._length = 0
-
-    def add(self, block: Block, span: LineSpan) -> None:
-        if self.units:
-            previous = self.units[-1].span
-            line_gap = span.line_start - previous.line_end
-            room = span.char_start - previous.char_end
-            gap = "\n" * max(0, min(max(line_gap, 1), room))
-            self._parts.append(gap)
-            self._length += len(gap)
-        breaks = tuple(line_break_ends(block.text))
-        self.units.append(_Unit(block, span, self._length, self._length + len(block.text), breaks))
-        self._parts.append(block.text)
-        self._length += len(block.text)
-
-    @property
-    def text(self) -> str:
-        if len(self._parts) != 1:
-            self._parts = ["".join(self._parts)]
-        return self._parts[0]
-
-
-def _line_span(block: Block) -> LineSpan | None:
-    """The block's single ``lines`` span if it locates exactly ``block.text``."""
-    span = block.spans[0] if is_exact(block.text, block.spans) else None
-    return span if isinstance(span, LineSpan) else None
-
-
-def _sections(doc: CanonicalDocument) -> list[_Section]:
-    headers: tuple[Header, ...] = ()
-    sections: list[_Section] = []
-    for block in doc.blocks:
-        span = _line_span(block)
-        if span is None:
-            raise UnsupportedDocumentError(
-                f"{VERSION} needs every block to carry one lines span covering its text, "
-                f"but block {block.block_id} of {doc.source_uri!r} does not; "
-                "parse the file with a text parser such as md-mistune-v1."
-            )
-        if isinstance(block, HeadingBlock):
-            kept = tuple(h for h in headers if h.level < block.level)
-            headers = (*kept, Header(block.level, block.title))
-            sections.append(_Section(headers))
-        elif not sections:
-            sections.append(_Section(headers))
-        if block.text:
-            sections[-1].add(block, span)
-    return [s for s in sections if s.units]
-
-
-class _Splitter:
-    """Recursive character splitting of one section text into ``[start, end)`` ranges."""
-
-    def __init__(self, section: _Section, max_chars: int, overlap_chars: int) -> None:
-        self.section = section
-        self.text = section.text
-        self.max_chars = max_chars
-        self.overlap_chars = overlap_chars
-
-    def split(self) -> list[tuple[int, int]]:
-        units = self.section.units
-        return self._split(units[0].start, units[-1].end, _BETWEEN_BLOCKS)
-
-    def _pieces(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
-        if level == _BETWEEN_BLOCKS:
-            return [(u.start, u.end) for u in self.section.units if start <= u.start < end]
-        pieces: list[tuple[int, int]] = []
-        cursor = start
-        for sep_start, sep_end in separator_spans(CHAR_LEVELS[level - 1], self.text, start, end):
-            pieces.append((cursor, sep_start))
-            cursor = sep_end
-        pieces.append((cursor, end))
-        return [(s, e) for s, e in pieces if self.text[s:e].strip()]
-
-    def _split(self, start: int, end: int, level: int) -> list[tuple[int, int]]:
-        if end - start <= self.max_chars:
-            return [(start, end)]
-        if level == _HARD:
-            return self._hard(start, end)
-        out: list[tuple[int, int]] = []
-        fitting: list[tuple[int, int]] = []
-        for piece_start, piece_end in self._pieces(start, end, level):
-            if piece_end - piece_start <= self.max_chars:
-                fitting.append((piece_start, piece_end))
-                continue
-            out.extend(self._merge(fitting))
-            fitting = []
-            out.extend(self._split(piece_start, piece_end, level + 1))
-        out.extend(self._merge(fitting))
-        return out
-
-    def _merge(self, pieces: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-        """Greedy merge of consecutive pieces, repeating a tail within the overlap."""
-        out: list[tuple[int, int]] = []
-        window: deque[tuple[int, int]] = deque()
-        for piece in pieces:
-            if window and piece[1] - window[0][0] > self.max_chars:
-                out.append((window[0][0], window[-1][1]))
-                # Keep the trailing pieces that fit in the overlap and leave room for the
-                # new piece; at least one piece goes, so chunk starts strictly increase.
-                while window and (
-                    window[-1][1] - window[0][0] > self.overlap_chars
-                    or piece[1] - window[0][0] > self.max_chars
-                ):
-                    window.popleft()
-            window.append(piece)
-        if window:
-            out.append((window[0][0], window[-1][1]))
-        return out
-
-    def _hard(self, start: int, end: int) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        cursor = start
-        while True:
-            stop = min(cursor + self.max_chars, end)
-            out.append((cursor, stop))
-            if stop == end:
-                return out
-            cursor = stop - self.overlap_chars
-
-
-def _caption(block: Block) -> str:
-    if isinstance(block, ImageRefBlock):
-        return block.caption or block.alt
-    if isinstance(block, AudioRefBlock):
-        return block.caption or ""
-    return ""
-
-
-def _plan_section(section: _Section, max_chars: int, overlap_chars: int) -> list[PlannedChunk]:
-    ranges = _Splitter(section, max_chars, overlap_chars).split()
-    text = section.text
-    units = section.units
-    unit_ends = [u.end for u in units]
-    planned: list[PlannedChunk] = []
-    for start, end in ranges:
-        parts: list[BlockPart] = []
-        captions: list[str] = []
-        # Units overlapping [start, end): from the first one ending after ``start``.
-        for index in range(bisect_right(unit_ends, start), len(units)):
-            unit = units[index]
-            if unit.start >= end:
-                break
-            lo, hi = max(start, unit.start), min(end, unit.end)
-            a, b = lo - unit.start, hi - unit.start
-            span = sub_line_span(unit.span, unit.breaks, a, b)
-            whole = a == 0 and b == len(unit.block.text)
-            parts.append(BlockPart(unit.block.block_id, span, whole))
-            if caption := _caption(unit.block):
-                captions.append(caption)
-        planned.append(
-            PlannedChunk(
-                text=text[start:end],
-                parts=tuple(parts),
-                headers=section.headers,
-                recursive_chunk=len(ranges) > 1,
-                captions=tuple(captions),
-            )
-        )
-    return planned
-
-
-def plan_chunks(doc: CanonicalDocument, max_chars: int, overlap_chars: int) -> list[PlannedChunk]:
-    """The chunks of ``doc`` in document order, before they become records."""
-    if max_chars <= 0 or not 0 <= overlap_chars < max_chars:
-        raise ValueError(
-            f"need max_chars > 0 and 0 <= overlap_chars < max_chars, "
-            f"got max_chars={max_chars}, overlap_chars={overlap_chars}."
-        )
-    planned: list[PlannedChunk] = []
-    for section in _sections(doc):
-        planned.extend(_plan_section(section, max_chars, overlap_chars))
-    return planned
-
-
-def records_from_plan(
-    doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
-) -> list[Chunk]:
-    """Turn planned chunks into records (ids, token estimates) via ``make_chunk``."""
-    return [
-        make_chunk(
-            doc,
-            chunker_version=VERSION,
-            policy=policy,
-            position=position,
-            text=plan.text,
-            block_ids=[p.block_id for p in plan.parts],
-            spans=[p.span for p in plan.parts],
-            heading_path=[h.text for h in plan.headers],
-            captions=plan.captions,
-            is_slice=not all(p.whole_block for p in plan.parts),
-        )
-        for position, plan in enumerate(planned)
-    ]
-
-
-class MdHeaderCharsV1Chunker:
+class MdHeaderCharsV1Chunker(HeaderCharsChunker):
     """Header sections with a character budget; see the module docstring for the contract."""
 
     version = VERSION
+    rules = RULES
     accepts_description = (
         "Markdown or plain-text documents (every block one lines span); budget in characters: "
         "target_tokens x 3, or x 1 with tokenizer 'chars'"
     )
-    #: ``chars`` makes a token one character; every other tokenizer counts as ``bytes-3``.
-    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3", CHARS_TOKENIZER})
 
-    def accepts(self, doc: CanonicalDocument) -> bool:
-        """Markdown / plain text whose blocks each carry one exact ``lines`` span."""
-        return doc.media_type in _ACCEPTED_MEDIA_TYPES and all(
-            _line_span(block) is not None for block in doc.blocks
-        )
 
-    def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
-        """All chunks of ``doc`` in document order (``position`` 0, 1, ...)."""
-        if doc.media_type not in _ACCEPTED_MEDIA_TYPES:
-            raise UnsupportedDocumentError(
-                f"{VERSION} chunks Markdown and plain text, not {doc.media_type!r} "
-                f"({doc.source_uri!r}); pick a label that accepts it (`kebab-chunk chunkers` "
-                "lists each with the media types it is the default for)."
-            )
-        max_chars, overlap_chars = char_budget(policy)
-        return records_from_plan(doc, policy, plan_chunks(doc, max_chars, overlap_chars))
+#: The chunks of a document before they become records (``MarkdownChunker`` reads them).
+plan_chunks = MdHeaderCharsV1Chunker.plan_chunks
+#: Planned chunks as this label's records.
+records_from_plan = MdHeaderCharsV1Chunker.records_from_plan
