@@ -166,3 +166,34 @@ def test_a_store_of_another_embedder_is_refused(
     with pytest.raises(UsageError, match="other-model@2"):
         sync(table, store(), embedder=other.embedder, cache=EmbeddingCache())
     assert not other.calls
+
+
+def test_an_output_written_before_the_chunk_index_syncs_from_its_records(
+    tmp_path: Path,
+) -> None:
+    """Documents files without ``chunk_index`` (older outputs): the index is rebuilt from
+    the chunk records, so nothing is left out of the store."""
+    import json
+
+    import pyarrow.parquet as pq
+    from blake3 import blake3
+
+    from kebab_chunk.output.schema import parquet_bytes
+    from kebab_chunk.sync.stores.lance import LanceStore
+
+    corpus = write_corpus(tmp_path / "corpus", 3, seed=9)
+    out = tmp_path / "plain"
+    run(str(corpus), str(out), beam_args=RUNNER)
+    manifest = json.loads((out / "manifest.json").read_text())
+    for entry in manifest["outputs"]["documents"]:
+        part = out / entry["path"]
+        data = parquet_bytes(pq.read_table(part).drop_columns(["chunk_index"]))
+        part.write_bytes(data)
+        entry.update(bytes=len(data), blake3=blake3(data).hexdigest())
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    report = sync(out, LanceStore(tmp_path / "lance"), embedder=CountingEmbedder().embedder,
+                  cache=EmbeddingCache())
+    target = LanceStore(tmp_path / "lance")
+    target.open(8, "fake@1")
+    assert_store_equals(target, expected_rows(out))
+    assert report.upserted == len(expected_rows(out)) > 0
