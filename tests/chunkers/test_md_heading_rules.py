@@ -36,7 +36,7 @@ from tests.chunkers.test_md_heading_v2 import (
     _markdown_fixtures,
     long_heading_doc,
 )
-from tests.chunkers.test_page_rules import label_imports
+from tests.chunkers.test_page_rules import _goldens, _stored, label_imports
 from tests.golden import GOLDEN_DIR, rendered_golden
 
 CHUNKERS = Path(__file__).resolve().parents[2] / "kebab_chunk" / "chunkers"
@@ -70,26 +70,12 @@ def _inputs() -> dict[str, tuple[Callable[[], CanonicalDocument], ChunkPolicy]]:
 INPUTS = _inputs()
 
 
-def _rows() -> dict[str, MdHeadingRules]:
-    """The rules of every registered label the engine makes, by label."""
-    rows = {}
-    for label in registered_labels():
-        chunker = get_chunker(label)
-        if isinstance(chunker, MdHeadingChunker):
-            assert chunker.version == chunker.rules.version == label
-            rows[label] = chunker.rules
-    return rows
-
-
-ROWS = _rows()
-
-
-def _goldens(label: str) -> list[str]:
-    return sorted(path.stem for path in (GOLDEN_DIR / label).glob("*.json"))
-
-
-def _stored(label: str, name: str) -> str:
-    return (GOLDEN_DIR / label / f"{name}.json").read_text(encoding="utf-8")
+#: The rules of every registered label the engine makes, by label.
+ROWS = {
+    label: chunker.rules
+    for label in registered_labels()
+    if isinstance(chunker := get_chunker(label), MdHeadingChunker)
+}
 
 
 def _output(rules: MdHeadingRules, name: str, embedded: bool) -> str:
@@ -126,6 +112,8 @@ def test_the_engine_makes_every_md_heading_label_but_v1() -> None:
     assert {"md-heading-v2", "md-heading-v3"} <= set(ROWS)
     assert sorted(ROWS) == [label for label in family if label != "md-heading-v1"]
     assert len(set(ROWS.values())) == len(ROWS), "two labels share a row"
+    for label, rules in ROWS.items():
+        assert get_chunker(label).version == rules.version == label
 
 
 @pytest.mark.parametrize("label", sorted(ROWS))
