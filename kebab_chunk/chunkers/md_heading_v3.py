@@ -1,10 +1,11 @@
 """``md-heading-v3``: ``md-heading-v2``'s chunks, with an ``embed_text`` that names each
 heading once and heading path lines bounded by the budget.
 
-The chunks (boundaries, text, spans, token counts) are exactly ``md-heading-v2``'s, made by
-the same engine (whose output stays frozen; its docstring has the details); only the
-label, the ``embed_text`` rule and how long a heading path line may be differ, as data
-(:class:`kebab_chunk.chunkers.md_heading_v2.MdHeadingRules`).
+The chunks (boundaries, text, spans, token counts) are exactly ``md-heading-v2``'s (whose
+output stays frozen), made by the same engine (:mod:`kebab_chunk.chunkers._md_heading`,
+whose docstring has the details); only the label, the ``embed_text`` rule and how long a
+heading path line may be differ, as data
+(:class:`kebab_chunk.chunkers._md_heading.MdHeadingRules`).
 
 Why ``embed_text``: ``md-heading-v2`` glues a heading with an empty body to the first chunk
 of its subsection, so a chunk can open with two headings (``## Examples`` then
@@ -29,14 +30,18 @@ but ``embed_text``.
 
 from __future__ import annotations
 
-from kebab_chunk.chunkers.md_heading_v2 import MdHeadingRules, MdHeadingV2Chunker
+from kebab_chunk.chunkers._md_heading import MdHeadingChunker, MdHeadingRules
 
-__all__ = ["RULES", "MdHeadingV3Chunker"]
+__all__ = ["RULES", "VERSION", "MdHeadingV3Chunker"]
 
-RULES = MdHeadingRules(version="md-heading-v3", embed_headings="leading", bound_context_lines=True)
+VERSION = "md-heading-v3"
+
+#: md-heading-v3's row: md-heading-v2's chunks, the ``"leading"`` heading rule and heading
+#: path lines bounded.
+RULES = MdHeadingRules(version=VERSION, embed_headings="leading", bound_context_lines=True)
 
 
-class MdHeadingV3Chunker(MdHeadingV2Chunker):
+class MdHeadingV3Chunker(MdHeadingChunker):
     """The md-heading engine with :data:`RULES` (no other difference)."""
 
     accepts_description = (

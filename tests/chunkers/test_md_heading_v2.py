@@ -368,6 +368,27 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     )
 
 
+#: A heading line over half the ``t120-o24`` budget above a short section: pins how a label
+#: records a long heading path line (md-heading-v2 whole, md-heading-v3 cut to the bound).
+LONG_HEADING = (
+    "# "
+    + " ".join(f"word{i}" for i in range(36))
+    + "\n\n"
+    + "\n\n".join(f"Paragraph {i} of the section below a long heading." for i in range(8))
+    + "\n"
+).encode()
+
+
+def long_heading_doc() -> CanonicalDocument:
+    return MarkdownParser().parse(LONG_HEADING, "long-heading.md")
+
+
+def test_golden_long_heading() -> None:
+    chunks = MdHeadingV2Chunker().chunk(long_heading_doc(), GOLDEN_POLICIES["t120-o24"])
+    assert len(chunks) > 1 and len(chunks[0].heading_path[0]) > 180
+    assert_golden(V2, "long-heading.t120-o24", [c.model_dump(mode="json") for c in chunks])
+
+
 def test_a_pdf_document_is_refused_with_the_default_pdf_chunker_named() -> None:
     """The error points at the labels a user should pick today (pdf-page-v3, hybrid-v4),
     not at superseded versions."""

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
-from kebab_chunk.chunkers import md_heading_v2
+from kebab_chunk.chunkers import _md_heading
 from kebab_chunk.chunkers._token_split import cut_levels
 from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
@@ -60,7 +60,7 @@ def test_whole_run_shortcut_gives_the_chunks_of_the_full_search(
     """Same chunks (ids, text, spans, counts) with the shortcut on and off."""
     docs = _documents()
     fast = _chunks(docs, policy)
-    monkeypatch.setattr(md_heading_v2, "_MONOTONE", frozenset())
+    monkeypatch.setattr(_md_heading, "_MONOTONE", frozenset())
     assert _chunks(docs, policy) == fast
     assert len(fast) > 100  # the documents really were chunked
 
@@ -74,7 +74,7 @@ def test_lazy_cut_levels_equal_the_eager_ones(text: str, cuts: list[int], glue: 
     eager = cut_levels(text, "prose", structural)
     if glue is not None:
         eager = [[c for c in level if c <= 0 or c > glue] for level in eager]
-    lazy = md_heading_v2._LazyLevels(text, structural, glue)
+    lazy = _md_heading._LazyLevels(text, structural, glue)
     assert len(lazy) == len(eager)
     assert lazy[len(eager) - 1] == eager[-1]  # a deep level first: the cleaner ones follow
     assert list(lazy) == eager
@@ -89,10 +89,10 @@ def test_generated_markdown_chunks_the_same_either_way(text: str, policy: ChunkP
     raw = ("# Title\n\n" + text + "\n\n## Next\n\n" + text * 3).encode("utf-8")
     doc = get_parser("text/markdown").parse(raw, "generated.md")
     fast = _chunks((doc,), policy)
-    saved = md_heading_v2._MONOTONE
-    md_heading_v2._MONOTONE = frozenset()
+    saved = _md_heading._MONOTONE
+    _md_heading._MONOTONE = frozenset()
     try:
         slow = _chunks((doc,), policy)
     finally:
-        md_heading_v2._MONOTONE = saved
+        _md_heading._MONOTONE = saved
     assert fast == slow

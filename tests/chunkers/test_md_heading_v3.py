@@ -36,6 +36,7 @@ from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, make
 from kebab_chunk.parsers.markdown import MarkdownParser
 from kebab_chunk.parsers.registry import parse_document
 from kebab_chunk.tokenizers import get_tokenizer
+from tests.chunkers.test_md_heading_v2 import long_heading_doc
 from tests.golden import assert_golden
 from tests.properties.documents import Part, parts, render
 from tests.properties.test_every_chunker import policies
@@ -315,3 +316,13 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
         f"{relative.replace('/', '__')}.{policy_name}",
         [record.model_dump(mode="json") for record in records],
     )
+
+
+def test_golden_long_heading() -> None:
+    """A heading line over the bound: recorded cut on every chunk (the text keeps it)."""
+    policy = GOLDEN_POLICIES["t120-o24"]
+    records = _records(V3, long_heading_doc(), policy)
+    whole = _records(V2, long_heading_doc(), policy)
+    assert len(records) > 1 and records[0].heading_path != whole[0].heading_path
+    check_v3_against_v2(long_heading_doc(), policy)
+    assert_golden(V3, "long-heading.t120-o24", [r.model_dump(mode="json") for r in records])

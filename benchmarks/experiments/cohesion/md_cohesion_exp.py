@@ -44,16 +44,16 @@ from collections import Counter as WordCounter
 from collections.abc import Sequence
 
 from kebab_chunk.chunkers._budget import budget_of
-from kebab_chunk.chunkers._separators import PARAGRAPH_BREAK, SENTENCE_STOP, separator_starts
-from kebab_chunk.chunkers._token_split import split_pieces
-from kebab_chunk.chunkers.md_heading_v2 import (
+from kebab_chunk.chunkers._md_heading import (
     _FIRST_WORD,
-    MdHeadingV2Chunker,
     _LazyLevels,
     _Member,
     _Run,
     _skip_space,
 )
+from kebab_chunk.chunkers._separators import PARAGRAPH_BREAK, SENTENCE_STOP, separator_starts
+from kebab_chunk.chunkers._token_split import split_pieces
+from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.tokenizers import get_tokenizer
 
@@ -91,7 +91,9 @@ class MdCohesionExpChunker(MdHeadingV2Chunker):
         if not self.accepts(doc):
             return super().chunk(doc, policy)  # raises md-heading-v2's error
         tokenizer = get_tokenizer(policy.tokenizer)
-        run = _CohesionRun(doc, policy, self._counters.get(tokenizer), budget_of(policy, tokenizer))
+        count, budget = self._counters.get(tokenizer), budget_of(policy, tokenizer)
+        # chunks keep md-heading-v2's label, as before (the engine's row is v2's)
+        run = _CohesionRun(doc, policy, count, budget, self.rules.version)
         run.options = self
         return run.run()
 
