@@ -47,6 +47,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kebab_chunk._quote import quote_all
+from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers._separators import join_gap, newline_style
 from kebab_chunk.chunkers._slices import joined_spans
 from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
@@ -54,21 +55,12 @@ from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.chunkers.contextualize import context_prefix
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
-from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
+from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import CutRule
 
-__all__ = ["HybridV1Chunker", "resolve_max_tokens"]
+__all__ = ["HybridV1Chunker"]
 
 _log = logging.getLogger(__name__)
-
-
-def resolve_max_tokens(policy: ChunkPolicy, tokenizer: Tokenizer) -> int:
-    """The budget: the user's ``max_tokens``, else the model's limit, else ``target_tokens``."""
-    if policy.max_tokens is not None:
-        return policy.max_tokens
-    if tokenizer.max_tokens is not None:
-        return tokenizer.max_tokens
-    return policy.target_tokens
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from kebab_chunk._quote import quote_all
+from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers._context import Count, LineBound, bound_line, fitting_prefix
 from kebab_chunk.chunkers._separators import join_gap, newline_style
 from kebab_chunk.chunkers._slices import joined_spans, list_items_from_spans
@@ -55,7 +56,6 @@ from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.chunkers.contextualize import context_prefix, contextualize_parts
-from kebab_chunk.chunkers.hybrid_v1 import resolve_max_tokens
 from kebab_chunk.errors import UsageError
 from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, ListBlock, SourceSpan
 from kebab_chunk.model.spans import ElementSpan

@@ -31,8 +31,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers.contextualize import contextualize
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
+from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
 from kebab_chunk.chunkers.hybrid_v2 import (
     HybridV2Chunker,
     bound_line,
