@@ -1,28 +1,29 @@
-"""The engine of the hybrid labels from ``hybrid-v2`` on: hierarchical elements split and
-merged to a token budget, citing only what a chunk holds, never losing a heading, with ids an
-edit in another section cannot change.
+"""The engine of the hybrid labels: hierarchical elements split and merged to a token
+budget (docling's HybridChunker), one code path for every ``hybrid-*`` label.
 
-Every label it serves is a label module holding its ``VERSION``, one :class:`HybridRules`
-row (every rule in which the labels differ, written out whole) and a chunker class built on
+Every label is a label module holding its ``VERSION``, one :class:`HybridRules` row (every
+rule in which the labels differ, written out whole) and a chunker class built on
 :class:`HybridChunker`; the rest is this module's, the same for every label. A new label is
 a new row in a new label module, never a copied module or an overridden step. What each
-label changed and why is in its module's docstring (``hybrid_v2``: against ``hybrid-v1``).
+label changed and why is in its module's docstring (``hybrid_v1`` has the steps and how
+counts are derived, ``hybrid_v2`` what it changed against v1, and so on).
 
-What every label does: the ``hierarchical-v1`` elements, each split at list items, table
-rows, blank lines, sentences, whitespace (in that order of preference; a list never between
-an item's marker and its text) until its contextualised form (heading path, captions, text,
-one per line) fits the budget, then consecutive pieces of one section with the same headings
-and captions merged while they fit (which pieces may merge: :class:`HybridRules`). Budget:
-``policy.max_tokens`` if set, else the tokenizer's ``max_tokens``, else
-``policy.target_tokens`` (:func:`~kebab_chunk.chunkers._budget.resolve_max_tokens`). A piece
-of a block assembled from several source elements cites only the parts it holds
-(:func:`part_ranges`); ``heading_path`` and ``captions`` hold the element's headings and
-captions whole (or cut by a rule), and only the text counted and embedded is shortened
-(:func:`embedded_text`); a slice's id uses its offset inside its first block.
+What every label does: the ``hierarchical-v1`` elements (``_token_aware.iter_elements``),
+each split at list items, table rows, blank lines, sentences, whitespace (in that order of
+preference) until its contextualised form (heading path, captions, text, one per line) fits
+the budget, a split table's later pieces carrying its header line(s) in ``captions``; then,
+with ``merge_peers``, consecutive pieces of different elements with the same headings and
+captions merged while they fit: source slices only over a gap their spans pin down, other
+pieces joined by ``"\n"``. Budget: ``policy.max_tokens`` if set, else the tokenizer's
+``max_tokens``, else ``policy.target_tokens``
+(:func:`~kebab_chunk.chunkers._budget.resolve_max_tokens`). Which pieces merge, what a piece
+cites, how a context too long for the budget is shortened, what a slice's id counts from and
+where a list may be cut: :class:`HybridRules`.
 
 ``token_estimate`` is the exact count of :meth:`HybridChunker.embed_text` under the
 policy's tokenizer, and never exceeds the budget (a single character that alone does not
-fit is kept as a chunk with a warning). ``iter_chunks`` streams.
+fit is kept as a chunk with a warning). ``iter_chunks`` streams: one element and one group
+of peers are held at a time.
 """
 
 from __future__ import annotations
@@ -82,14 +83,34 @@ class HybridRules:
     itself is the chunker's ``version``, not a rule.
     """
 
+    #: True (hybrid-v2 on): a piece of a block assembled from several source elements (a
+    #: DOCX or docling list with a span per item, a docling paragraph joined from several
+    #: text items) cites only the parts whose text it holds, each cut to the characters it
+    #: holds (:func:`part_ranges`). False (hybrid-v1): every piece cites the block's spans.
+    cite_held_parts: bool
+    #: True (hybrid-v2 on): a list is cut before an item's marker, never between the marker
+    #: and the item's text. False (hybrid-v1): at any cut of the list's levels, so a piece
+    #: may end with a bare marker (``-``, ``2.``).
+    cut_lists_before_markers: bool
+    #: True (hybrid-v2 on): ``heading_path`` and ``captions`` hold every heading and
+    #: caption of the element, and only the text counted and embedded is shortened
+    #: (:func:`trim_context`, :func:`embedded_text`). False (hybrid-v1): the outermost lines
+    #: of a split element's context are left out of the record itself, whole, until the rest
+    #: costs at most half the budget (all of them when the innermost alone costs more).
+    record_whole_context: bool
+    #: True (hybrid-v2 on): a slice's id uses the offset of its start inside its first
+    #: block's text, and pieces never merge across a heading (two sections with the same
+    #: heading path pack apart), so an edit changes no id outside its own section. False
+    #: (hybrid-v1): the offset in the document, and peers merge across sections.
+    ids_local_to_section: bool
     #: True (hybrid-v3 on): a source slice and a structured or rendered piece of one
     #: section, with the same headings and captions, merge while they fit, joined by
-    #: ``"\n"``. False (hybrid-v2): they stay apart, so an exact chunk never becomes inexact.
+    #: ``"\n"``. False (hybrid-v1, v2): they stay apart, so an exact chunk never becomes inexact.
     merge_mixed_kinds: bool
     #: True (hybrid-v4 on): each heading-path and caption line a chunk records (a repeated
     #: table header included) is cut by :func:`~kebab_chunk.chunkers._context.bound_line`,
     #: so the context repeated on every chunk of an element is bounded by the budget, not by
-    #: the input. False (hybrid-v2, v3): the lines are recorded whole.
+    #: the input. False (hybrid-v1 to v3): the lines are recorded whole.
     bound_context_lines: bool
 
 
@@ -276,10 +297,12 @@ class _Context:
 
 @dataclass(frozen=True, slots=True)
 class _Where:
-    """Where an element sits: its offset in its block's text, its section, and the ranges of
-    its block's parts when pieces must be cited part by part (None otherwise)."""
+    """Where an element sits: its offset in its block's text, the offset its slices' ids
+    count from, its section, and the ranges of its block's parts when pieces must be cited
+    part by part (None otherwise)."""
 
     offset: int
+    id_origin: int
     section: int
     parts: tuple[tuple[int, int], ...] | None
     block_spans: tuple[SourceSpan, ...]
@@ -328,7 +351,8 @@ class Run:
         self._empty = self.count("")  # what an empty text costs (special tokens)
         self.warnings = warnings
         self._blocks = {block.block_id: block for block in doc.blocks}
-        self._sections = _sections(doc)
+        #: Section of each block, when pieces must not merge across a heading.
+        self._sections = _sections(doc) if self.rules.ids_local_to_section else None
         self._parts: dict[str, tuple[tuple[int, int], ...] | None] = {}
         self._prefix_tokens: dict[str, int] = {}
         self._line_tokens: dict[str, int] = {}
@@ -364,6 +388,8 @@ class Run:
         """The context for pieces of a split element: counted lines cost at most half."""
         captions = (*el.captions, *extra)
         lines = (*el.heading_path, *captions)
+        if not self.rules.record_whole_context:
+            return self._dropped(el, captions)
         counted = self._trims.get(lines)
         if counted is None:
             counted = self._trims[lines] = trim_context(lines, self.count, self.budget // 2)
@@ -375,6 +401,26 @@ class Run:
                 f"{quote_all(lines)}; heading_path and captions keep them whole"
             )
         return self._context(el.heading_path, captions, counted)
+
+    def _dropped(self, el: Element, captions: tuple[str, ...]) -> _Context:
+        """The context of a split element's pieces, recorded with its outermost lines left
+        out until the rest costs at most half the budget (rule ``record_whole_context``
+        off)."""
+        lines = (*el.heading_path, *captions)
+        dropped = 0
+        while dropped < len(lines) and self.count("\n".join(lines[dropped:])) > self.budget // 2:
+            dropped += 1
+        if dropped:
+            self._warn(
+                f"{self.doc.source_uri}: block {el.block_ids[0]}: its headings/captions "
+                f"take more than half of max_tokens={self.budget}, so the outer "
+                f"{dropped} line(s) {quote_all(lines[:dropped])} are left out of its chunks' "
+                "context"
+            )
+        n_head = len(el.heading_path)
+        return self._context(
+            el.heading_path[min(dropped, n_head) :], captions[max(dropped - n_head, 0) :]
+        )
 
     def _bound(self, el: Element) -> Element:
         """``el`` with its context lines cut by :func:`bound_line` (rule
@@ -430,13 +476,17 @@ class Run:
     def _where(self, el: Element) -> _Where:
         block = self._blocks[el.block_ids[0]]
         parts = None
-        if el.anchor.kind == "rendered" and isinstance(el.spans[0], ElementSpan):
+        cite_parts = self.rules.cite_held_parts
+        if cite_parts and el.anchor.kind == "rendered" and isinstance(el.spans[0], ElementSpan):
             if block.block_id not in self._parts:
                 self._parts[block.block_id] = part_ranges(block)
             parts = self._parts[block.block_id]
+        offset = el.origin - block.spans[0].char_start  # the element's origin is in the document
+        sections = self._sections
         return _Where(
-            offset=el.origin - block.spans[0].char_start,  # v1's origin is document-absolute
-            section=self._sections[block.block_id],
+            offset=offset,
+            id_origin=el.origin if sections is None else offset,
+            section=-1 if sections is None else sections[block.block_id],
             parts=parts,
             block_spans=block.spans,
         )
@@ -476,7 +526,7 @@ class Run:
             return self.count(el.text[start:end])
 
         use_overlap = el.style != "table" and self.overlap_tokens > 0
-        if el.style == "list":  # cut before an item's marker, never right after it
+        if el.style == "list" and self.rules.cut_lists_before_markers:
             cuts = tuple(_item_line_start(el.text, cut) for cut in el.cuts)
             levels = [
                 [c for c in level if not _after_marker(el.text, c)]
@@ -525,7 +575,7 @@ class Run:
             spans = el.anchor.locate(start, end)
         return Draft(
             text if whole else text[start:end], spans, el.anchor.kind, el.block_ids, context,
-            el.is_slice or not whole, tokens, True, index, where.section, where.offset + start,
+            el.is_slice or not whole, tokens, True, index, where.section, where.id_origin + start,
         )  # fmt: skip
 
     # -- step 3: merge peers -------------------------------------------------------------
@@ -552,13 +602,22 @@ class Run:
         return cost
 
     def _estimate(self, a: Draft, b: Draft, gap: str) -> int:
-        """Counted tokens of ``a`` + ``gap`` + ``b``, from the parts' counts (see v1)."""
+        """Counted tokens of ``a`` + ``gap`` + ``b``, from the parts' counts (exact for
+        tokenizers that cut at whitespace, within a token or two at the seams for BPE; every
+        merged chunk's exact count is then derived by ``_exact`` or counted)."""
         return (
             a.tokens + b.tokens - self._empty - self._prefix_cost(a.context) + self._gap_cost(gap)
         )
 
     def _exact(self, a: Draft, b: Draft, gap: str) -> int | None:
-        """Exact counted tokens of ``a`` + ``gap`` + ``b`` from proven cuts, or None (see v1)."""
+        """Exact counted tokens of ``a`` + ``gap`` + ``b`` from proven cuts, or None.
+
+        With ``P`` the shared prefix line(s) and ``e`` the empty text's count, a cut between
+        two characters where counts add up gives ``count(l + r) = count(l) + count(r) - e``.
+        Cuts used: after ``P`` and its line break (``b``'s count without the prefix),
+        ``gap | b``, and either ``a | gap`` or, when that one is not proven, the last proven
+        cut in ``a`` (``_last_cut``), whose tail is counted with and without the gap.
+        """
         rule = self.adds_up
         a_count = a.tokens if a.tokens_known else a.exact
         if rule is None or a_count is None or not gap or not a.text or not b.text:
@@ -734,8 +793,12 @@ class HybridChunker(TokenAwareChunker):
 
         Its count under the policy's tokenizer is ``chunk.token_estimate``. Whether context
         lines are shortened depends on the budget, so the chunk's policy is needed: pass it,
-        or call this on the chunker that made the chunk (it remembers its policies).
+        or call this on the chunker that made the chunk (it remembers its policies). Without
+        the rule ``record_whole_context`` the record holds the counted lines: the text is
+        ``contextualize(chunk)``, whatever the policy.
         """
+        if not self.rules.record_whole_context:
+            return contextualize_parts(chunk.heading_path, chunk.captions, chunk.text)
         if policy is None:
             policy = self._policies.get(chunk.policy_hash)
             if policy is None:

@@ -51,7 +51,14 @@ __all__ = ["RULES", "VERSION", "HybridV2Chunker"]
 VERSION = "hybrid-v2"
 
 #: A slice never merges with a structured or rendered piece; context lines recorded whole.
-RULES = HybridRules(merge_mixed_kinds=False, bound_context_lines=False)
+RULES = HybridRules(
+    cite_held_parts=True,
+    cut_lists_before_markers=True,
+    record_whole_context=True,
+    ids_local_to_section=True,
+    merge_mixed_kinds=False,
+    bound_context_lines=False,
+)
 
 
 class HybridV2Chunker(HybridChunker):

@@ -27,7 +27,14 @@ __all__ = ["RULES", "VERSION", "HybridV3Chunker"]
 VERSION = "hybrid-v3"
 
 #: hybrid-v2's row with a slice and a structured or rendered piece merged while they fit.
-RULES = HybridRules(merge_mixed_kinds=True, bound_context_lines=False)
+RULES = HybridRules(
+    cite_held_parts=True,
+    cut_lists_before_markers=True,
+    record_whole_context=True,
+    ids_local_to_section=True,
+    merge_mixed_kinds=True,
+    bound_context_lines=False,
+)
 
 
 class HybridV3Chunker(HybridChunker):

@@ -25,7 +25,14 @@ __all__ = ["RULES", "VERSION", "HybridV4Chunker"]
 VERSION = "hybrid-v4"
 
 #: hybrid-v3's row with each recorded heading and caption line bounded.
-RULES = HybridRules(merge_mixed_kinds=True, bound_context_lines=True)
+RULES = HybridRules(
+    cite_held_parts=True,
+    cut_lists_before_markers=True,
+    record_whole_context=True,
+    ids_local_to_section=True,
+    merge_mixed_kinds=True,
+    bound_context_lines=True,
+)
 
 
 class HybridV4Chunker(HybridChunker):
