@@ -40,8 +40,8 @@ whole merged text again. Merge decisions use the same estimate either way.
 ``iter_chunks`` streams: one element and one group of peers are held at a time.
 
 Made by the hybrid engine (:mod:`kebab_chunk.chunkers._hybrid`) with :data:`RULES`, every
-rule off: what ``hybrid-v2`` and the later labels change is one field each of
-:class:`~kebab_chunk.chunkers._hybrid.HybridRules`.
+rule off: what the later labels change are fields of
+:class:`~kebab_chunk.chunkers._hybrid.HybridRules` (``hybrid-v2`` four, v3 and v4 one each).
 """
 
 from __future__ import annotations

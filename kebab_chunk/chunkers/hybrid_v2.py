@@ -38,8 +38,10 @@ else the tokenizer's ``max_tokens``, else ``policy.target_tokens``. What changed
 policy's tokenizer, and never exceeds the budget (a single character that alone does not
 fit is kept as a chunk with a warning, as in v1). ``iter_chunks`` streams.
 
-Made by the hybrid engine (:mod:`kebab_chunk.chunkers._hybrid`) with :data:`RULES`; what
-the later labels change is one field each of :class:`~kebab_chunk.chunkers._hybrid.HybridRules`.
+Made by the hybrid engine (:mod:`kebab_chunk.chunkers._hybrid`) with :data:`RULES`: the
+three changes above are the four fields ``hybrid-v1``'s row has off (``cite_held_parts``,
+``cut_lists_before_markers``, ``record_whole_context``, ``ids_local_to_section`` of
+:class:`~kebab_chunk.chunkers._hybrid.HybridRules`); v3 and v4 change one field each.
 """
 
 from __future__ import annotations
