@@ -17,8 +17,9 @@ from typing import Any
 
 from benchmarks import corpora
 from benchmarks.timing import median_seconds
+from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
+from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, make_policy
 from kebab_chunk.parsers.registry import get_parser
 from kebab_chunk.tokenizers import get_tokenizer

@@ -9,9 +9,10 @@ import re
 import pytest
 
 from kebab_chunk.chunkers import Chunker, get_chunker
-from kebab_chunk.chunkers import hybrid_v1 as hybrid_module
+from kebab_chunk.chunkers import _hybrid as hybrid_module
+from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers.contextualize import contextualize
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
+from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
 from kebab_chunk.model import (
     CanonicalDocument,
     Chunk,

@@ -31,15 +31,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk.chunkers._budget import resolve_max_tokens
+from kebab_chunk.chunkers._context import bound_line
+from kebab_chunk.chunkers._hybrid import embedded_text, part_ranges, trim_context
 from kebab_chunk.chunkers.contextualize import contextualize
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
-from kebab_chunk.chunkers.hybrid_v2 import (
-    HybridV2Chunker,
-    bound_line,
-    embedded_text,
-    part_ranges,
-    trim_context,
-)
+from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
+from kebab_chunk.chunkers.hybrid_v2 import HybridV2Chunker
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import UsageError
 from kebab_chunk.model import (

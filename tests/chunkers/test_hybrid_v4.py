@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kebab_chunk.chunkers.hybrid_v2 import bound_line
+from kebab_chunk.chunkers._context import bound_line
 from kebab_chunk.chunkers.hybrid_v4 import HybridV4Chunker
 from kebab_chunk.chunkers.registry import (
     DEFAULT_LABELS_BY_MEDIA_TYPE,

@@ -7,10 +7,9 @@ pdf-page-v2 and v3 are :class:`kebab_chunk.chunkers._pages.PageChunker` with one
 engine's labels are listed here, so a golden no input makes (an orphan) fails, and so does
 a rule whose flip leaves every golden as it is (a field that is not a behaviour).
 
-The import rule is checked for the pdf-page family only: other families still import
-their previous label (hybrid-v2 ``hybrid_v1``, hybrid-v3/v4 ``hybrid_v2``, md-heading-v3
-``md_heading_v2``, md-header-chars-v2 ``md_header_chars_v1``); a family joins
-``MIGRATED`` when it is moved to an engine module.
+The import rule is checked here for the pdf-page and hybrid families (the hybrid engine's
+own rules test is ``test_hybrid_rules.py``): a family joins ``MIGRATED`` when it is moved
+to an engine module.
 """
 
 from __future__ import annotations
@@ -41,9 +40,9 @@ from tests.golden import GOLDEN_DIR, rendered_golden
 CHUNKERS = Path(__file__).resolve().parents[2] / "kebab_chunk" / "chunkers"
 FAMILY = "pdf-page-"
 #: Label prefixes of the families whose modules import no other label's module.
-MIGRATED = (FAMILY,)
-#: Modules of the family that are no label: they may import no label module either.
-FAMILY_SHARED = ("_pages", "_budget")
+MIGRATED = (FAMILY, "hybrid-")
+#: Modules of those families that are no label: they may import no label module either.
+FAMILY_SHARED = ("_pages", "_budget", "_hybrid")
 
 
 @cache
@@ -184,6 +183,7 @@ def test_no_module_of_a_migrated_family_imports_another_labels_module() -> None:
     modules = _label_modules()
     checked = [m for m, label in modules.items() if label.startswith(MIGRATED)]
     assert {"pdf_page_v1", "pdf_page_v2", "pdf_page_v3"} <= set(checked)
+    assert {"hybrid_v1", "hybrid_v2", "hybrid_v3", "hybrid_v4"} <= set(checked)
     violations = []
     for module in [*checked, *FAMILY_SHARED]:
         source = (CHUNKERS / f"{module}.py").read_text(encoding="utf-8")

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker, resolve_max_tokens
+from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
 from kebab_chunk.model import ChunkPolicy, LineSpan, make_policy
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.tokenizers import get_tokenizer
