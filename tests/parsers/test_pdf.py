@@ -420,7 +420,7 @@ def test_fixture_generator_output_is_deterministic_in_process() -> None:
 
 def test_pypdf_warnings_carry_no_process_specific_numbers() -> None:
     """A pypdf message printing an object once held the reader's id: runs differed."""
-    from kebab_chunk.parsers.pdf import _library_warnings
+    from kebab_chunk.parsers._pdf import _library_warnings
 
     one = _library_warnings(["font {'/F1': IndirectObject(6, 0, 140211234567)}", "x at 0x7f12"])
     two = _library_warnings(["font {'/F1': IndirectObject(6, 0, 139999999999)}", "x at 0x7fab"])

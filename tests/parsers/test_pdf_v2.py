@@ -29,8 +29,9 @@ from kebab_chunk.model import (
     ParagraphBlock,
 )
 from kebab_chunk.parsers import ParseLimits, parse_document
+from kebab_chunk.parsers._pdf import _body, _lines, _running
 from kebab_chunk.parsers.pdf import PdfParser
-from kebab_chunk.parsers.pdf_v2 import PdfV2Parser, _body, _lines, _running
+from kebab_chunk.parsers.pdf_v2 import PdfV2Parser
 from kebab_chunk.parsers.registry import get_parser_by_version, parser_versions_for
 from tests.golden import assert_golden
 
