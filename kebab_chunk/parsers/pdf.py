@@ -17,20 +17,20 @@ from collections.abc import Callable
 
 from kebab_chunk.parsers._pdf import PdfRules, PdfTextParser
 
-__all__ = ["RULES", "VERSION", "PdfParser"]
+__all__ = ["PARSER_VERSION", "RULES", "PdfParser"]
 
-VERSION = "pdf-text-v1"
+PARSER_VERSION = "pdf-text-v1"
 
 #: pdf-text-v1's row: whole pages, no outline headings, running lines kept.
 RULES = PdfRules(
-    version=VERSION, whole_pages=True, outline_headings=False, drop_running_lines=False
+    version=PARSER_VERSION, whole_pages=True, outline_headings=False, drop_running_lines=False
 )
 
 
 class PdfParser(PdfTextParser):
     """``pdf-text-v1``: the PDF engine with :data:`RULES` (no other difference)."""
 
-    version = VERSION
+    version = PARSER_VERSION
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(RULES, clock)

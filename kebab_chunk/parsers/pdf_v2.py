@@ -51,18 +51,20 @@ from collections.abc import Callable
 
 from kebab_chunk.parsers._pdf import PdfRules, PdfTextParser
 
-__all__ = ["RULES", "VERSION", "PdfV2Parser"]
+__all__ = ["PARSER_VERSION", "RULES", "PdfV2Parser"]
 
-VERSION = "pdf-text-v2"
+PARSER_VERSION = "pdf-text-v2"
 
 #: pdf-text-v2's row: trimmed pages cut at outline headings, running lines dropped.
-RULES = PdfRules(version=VERSION, whole_pages=False, outline_headings=True, drop_running_lines=True)
+RULES = PdfRules(
+    version=PARSER_VERSION, whole_pages=False, outline_headings=True, drop_running_lines=True
+)
 
 
 class PdfV2Parser(PdfTextParser):
     """``pdf-text-v2``: the PDF engine with :data:`RULES` (no other difference)."""
 
-    version = VERSION
+    version = PARSER_VERSION
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(RULES, clock)
