@@ -1,6 +1,6 @@
 """HTML → CanonicalDocument (parser version ``html-v2``): html-v1 without navigation.
 
-html-v1 (:mod:`.html`) already drops ``<nav>``, navigation/banner/contentinfo roles and the
+html-v1 already drops ``<nav>``, navigation/banner/contentinfo roles and the
 page-level ``<header>``/``<footer>``, yet navigation still reached the chunks: texinfo's
 ``Next: … Previous: … Up: … [Contents][Index]`` bars (a ``<p>`` in ``<div class="header">``
 or ``<div class="nav-panel">``), DocBook and gtk-doc navigation tables (arrow images with
@@ -23,66 +23,37 @@ rule and adds:
 * **permalink marks** skipped: the text of an in-page link that shows only ``#``, ``¶``,
   ``§`` or a link symbol is not part of the heading (or term) it marks.
 
-Spans follow html-v1's exact-slice rule unchanged (:mod:`.html`): on valid markup a
+Spans follow html-v1's exact-slice rule unchanged (:mod:`._html`): on valid markup a
 kept block has exactly the span html-v1 gives it (malformed markup, such as a navigation
 element never closed, can move it around what was left out). What was left out is counted
 in one document warning and in ``metadata`` (``navigation_elements_dropped``,
 ``link_only_blocks_dropped``, ``permalink_marks_dropped``). The rules run on html-v1's own
 tokenizer rather than on a content extractor (trafilatura, justext, readability), because
 those rebuild a tree and return text without source offsets, so their output could not be
-cited exactly.
+cited exactly. Its refusal of a malformed ``<![`` section gives the tokenizer's message
+without html-v1's ``AssertionError`` (html-v2 was never built on ``html.parser``).
+
+Everything else is html-v1's: it, and the rules above, are :mod:`kebab_chunk.parsers._html`'s
+(the navigation rules: :mod:`kebab_chunk.parsers._html_nav`); this version is that engine
+with :data:`RULES`.
 """
 
 from __future__ import annotations
 
-from kebab_chunk.errors import LimitExceededError, ParseError
-from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.model.spans import LineSpan
-from kebab_chunk.parsers._assemble import Assembler
-from kebab_chunk.parsers._html_charset import decode_html
-from kebab_chunk.parsers._html_nav import NavBuilder
-from kebab_chunk.parsers._source import LineCounter, newline_view
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
-from kebab_chunk.parsers.html_tokenizer import HtmlTokenizer, MarkupError
+from kebab_chunk.parsers._html import MEDIA_TYPE, HtmlEngine, HtmlRules
 
-__all__ = ["MEDIA_TYPE", "PARSER_VERSION", "HtmlV2Parser"]
+__all__ = ["MEDIA_TYPE", "PARSER_VERSION", "RULES", "HtmlV2Parser"]
 
 PARSER_VERSION = "html-v2"
-MEDIA_TYPE = "text/html"
+
+#: html-v2's row: navigation left out, the tokenizer's own refusal wording.
+RULES = HtmlRules(version=PARSER_VERSION, drop_navigation=True, refusal_names_assertion_error=False)
 
 
-class HtmlV2Parser:
+class HtmlV2Parser(HtmlEngine):
     """Parser ``html-v2``: html-v1's blocks and spans, navigation left out and counted."""
 
     version = PARSER_VERSION
-    media_types = (MEDIA_TYPE,)
 
-    def parse(
-        self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
-    ) -> CanonicalDocument:
-        text, warnings = decode_html(raw, source_uri)
-        builder = NavBuilder(text, source_uri, limits)
-        try:
-            HtmlTokenizer(text, builder).run()
-        except (LimitExceededError, ParseError):
-            raise
-        except Exception as exc:  # a malformed <![ section (the only refusal), or a bug
-            reason = str(exc) if isinstance(exc, MarkupError) else f"{type(exc).__name__}: {exc}"
-            raise ParseError(
-                f"{source_uri} could not be tokenized as HTML ({reason}); "
-                "check that the file is HTML or remove it from the corpus."
-            ) from exc
-        builder.finish()
-        assembler = Assembler(raw, source_uri, MEDIA_TYPE, PARSER_VERSION, limits)
-        lines = LineCounter(newline_view(text))
-        for d in builder.drafts:
-            span = LineSpan(
-                line_start=lines.line_of(d.start),
-                line_end=lines.line_of(max(d.end - 1, d.start)),
-                char_start=d.start,
-                char_end=d.end,
-            )
-            assembler.add_draft(d, d.text or d.caption or "", (span,))
-        return assembler.finish(
-            [*warnings, *builder.warnings], title=builder.title, metadata=builder.metadata
-        )
+    def __init__(self) -> None:
+        super().__init__(RULES)

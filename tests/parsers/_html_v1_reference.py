@@ -23,10 +23,11 @@ from typing import Any
 
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
+from kebab_chunk.parsers._html import assemble
 from kebab_chunk.parsers._html_build import HtmlBuilder
 from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.html import assemble
+from kebab_chunk.parsers.html import PARSER_VERSION
 from kebab_chunk.parsers.html_tokenizer import TokenSink
 
 #: The interpreter whose html.parser html-v1 was built on; elsewhere this oracle is not it.
@@ -134,4 +135,6 @@ def reference_parse(
             f"{source_uri} could not be tokenized as HTML ({type(exc).__name__}: {exc}); "
             "check that the file is HTML or remove it from the corpus."
         ) from exc
-    return assemble(raw, source_uri, text, warnings, builder, limits or ParseLimits())
+    return assemble(
+        raw, source_uri, text, warnings, builder, limits or ParseLimits(), version=PARSER_VERSION
+    )
