@@ -12,7 +12,7 @@ what it does with them is the same for every format and lives here, once:
   document title may come from the text (Markdown without a front-matter title);
 * **limits**: the time budget (``ParseLimits.time_budget_s``) runs from the moment the
   assembler is made and is checked cooperatively (the Markdown parsers; PDF checks its
-  budget between pages with a clock of its own, see :mod:`.pdf`); ``max_blocks`` is
+  budget between pages with a clock of its own, see :mod:`._pdf`); ``max_blocks`` is
   checked, and both are worded, here. Parsers default to ``base.DEFAULT_LIMITS``;
 * **the record**: the :class:`CanonicalDocument` with the document id and content hash.
 

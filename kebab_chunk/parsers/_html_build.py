@@ -4,7 +4,7 @@ It keeps a small stack of the *structural* elements only (blocks, lists, tables,
 subtrees) and applies the HTML5 implied-end-tag rules that matter for block boundaries
 (``<p>`` closed by a block, ``<li>`` by the next ``<li>``, table cells and rows); inline
 elements are transparent, so mis-nested inline markup cannot disturb the block structure.
-The rules (what is dropped, what becomes a block) are described in :mod:`.html`.
+The rules (what is dropped, what becomes a block) are described in :mod:`._html`.
 """
 
 from __future__ import annotations
