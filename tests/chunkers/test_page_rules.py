@@ -14,7 +14,6 @@ to an engine module.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 from dataclasses import fields, replace
 from functools import cache
@@ -36,6 +35,7 @@ from tests.chunkers.test_pdf_page_v2 import (
 )
 from tests.chunkers.test_pdf_page_v3 import POLICY_SET, numbered_pages, page_doc
 from tests.golden import GOLDEN_DIR, rendered_golden
+from tests.imports import package_imports
 
 CHUNKERS = Path(__file__).resolve().parents[2] / "kebab_chunk" / "chunkers"
 FAMILY = "pdf-page-"
@@ -147,23 +147,9 @@ def _label_modules() -> dict[str, str]:
 
 
 def label_imports(source: str, labels: set[str]) -> set[str]:
-    """The modules among ``labels`` (names inside ``kebab_chunk.chunkers``) that ``source``
-    imports, at any depth of the code and in any form of import."""
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:  # from .x import y
-            base = "kebab_chunk.chunkers" + (f".{node.module}" if node.module else "")
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-        for name in names:
-            parts = name.split(".")
-            if parts[:2] == ["kebab_chunk", "chunkers"] and len(parts) > 2 and parts[2] in labels:
-                found.add(parts[2])
-    return found
+    """The label modules among ``labels`` (names inside ``kebab_chunk.chunkers``) that
+    ``source`` imports (tests/imports.py)."""
+    return package_imports(source, "kebab_chunk.chunkers", labels)
 
 
 def test_the_import_check_sees_every_form_of_import() -> None:

@@ -47,3 +47,19 @@ def edit_one_paragraph(path: Path) -> None:
 def copy_corpus(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
+
+
+def apply_op(op: str, corpus: Path, rng: random.Random, step: int) -> None:
+    """One step of the property tests' corpus histories: ``add`` a document, ``edit`` one
+    paragraph, ``rename`` or ``delete`` a document; anything else changes nothing."""
+    docs = sorted(corpus.glob("*.md"))
+    if op == "add" or not docs:
+        text = markdown_doc(rng, f"Added {step}", rng.randint(1, 4))
+        (corpus / f"added{step}.md").write_text(text, "utf-8")
+    elif op == "edit":
+        edit_one_paragraph(rng.choice(docs))
+    elif op == "rename":
+        doc = rng.choice(docs)
+        doc.rename(corpus / f"renamed{step}-{doc.name}")
+    elif op == "delete":
+        rng.choice(docs).unlink()

@@ -25,7 +25,7 @@ from kebab_chunk.output.reader import read_chunks
 from kebab_chunk.pipeline import run
 from tests.beam.helpers import QUIET, quiet_beam
 from tests.beam.runners import CONFIGS
-from tests.incremental.corpus import edit_one_paragraph, markdown_doc, write_corpus
+from tests.incremental.corpus import apply_op, write_corpus
 
 pytestmark = pytest.mark.slow
 quiet_beam()
@@ -39,20 +39,6 @@ def _records(output: Path, n: int | None) -> dict[tuple[str, str], dict[str, Any
     path, manifest = open_output(str(output), "output", snapshot=n)
     rows = read_chunks(path, manifest=manifest).to_pylist()
     return {(r["chunker_version"], r["chunk_id"]): r for r in rows}
-
-
-def _apply(op: str, corpus: Path, rng: random.Random, step: int) -> None:
-    docs = sorted(corpus.glob("*.md"))
-    if op == "add" or not docs:
-        text = markdown_doc(rng, f"Added {step}", rng.randint(1, 4))
-        (corpus / f"added{step}.md").write_text(text, "utf-8")
-    elif op == "edit":
-        edit_one_paragraph(rng.choice(docs))
-    elif op == "rename":
-        doc = rng.choice(docs)
-        doc.rename(corpus / f"renamed{step}-{doc.name}")
-    elif op == "delete":
-        rng.choice(docs).unlink()
 
 
 @settings(max_examples=max(2, settings().max_examples // 10))
@@ -69,7 +55,7 @@ def test_replaying_the_change_feeds_gives_the_last_snapshot(ops: list[str], seed
         for step, op in enumerate(ops, start=2):
             if op == "relabel":
                 labels = 1 - labels
-            _apply(op, corpus, rng, step)
+            apply_op(op, corpus, rng, step)
             manifest = run(
                 str(corpus), str(table), chunkers=LABELS[labels], update=True, beam_args=RUNNER
             ).manifest

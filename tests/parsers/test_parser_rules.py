@@ -15,7 +15,6 @@ sentences below (html-v1's is also pinned by the differential test of
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import cache
@@ -30,6 +29,7 @@ from kebab_chunk.parsers._html import HtmlEngine, HtmlRules
 from kebab_chunk.parsers._pdf import PdfRules, PdfTextParser
 from kebab_chunk.parsers.registry import _VERSIONS, get_parser_by_version, parser_versions
 from tests.golden import GOLDEN_DIR, rendered_golden
+from tests.imports import package_imports
 from tests.parsers.test_docling_json_v2 import paper
 
 REPO = Path(__file__).resolve().parents[2]
@@ -216,36 +216,16 @@ def _version_modules() -> dict[str, str]:
 
 
 def version_imports(source: str, modules: set[str]) -> set[str]:
-    """The modules among ``modules`` (names inside ``kebab_chunk.parsers``) that ``source``
-    imports, at any depth of the code and in any form of import."""
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:  # from .x import y
-            base = "kebab_chunk.parsers" + (f".{node.module}" if node.module else "")
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-        for name in names:
-            parts = name.split(".")
-            if parts[:2] == ["kebab_chunk", "parsers"] and len(parts) > 2 and parts[2] in modules:
-                found.add(parts[2])
-    return found
+    """The version modules among ``modules`` (names inside ``kebab_chunk.parsers``) that
+    ``source`` imports (tests/imports.py; its forms are tested in tests/chunkers)."""
+    return package_imports(source, "kebab_chunk.parsers", modules)
 
 
-def test_the_import_check_sees_every_form_of_import() -> None:
-    modules = {"pdf", "pdf_v2"}
-    for source in (
-        "from kebab_chunk.parsers.pdf import PdfParser",
-        "from kebab_chunk.parsers import pdf",
-        "import kebab_chunk.parsers.pdf",
-        "def f():\n    from .pdf import RULES",
-        "from . import pdf",
-    ):
-        assert version_imports(source, modules) == {"pdf"}, source
-    assert not version_imports("from kebab_chunk.parsers._pdf import PdfRules", modules)
+def test_the_import_check_reads_the_parsers_package() -> None:
+    assert version_imports("from . import pdf", {"pdf", "pdf_v2"}) == {"pdf"}
+    assert not version_imports("from kebab_chunk.parsers._pdf import PdfRules", {"pdf"})
+    assert not version_imports("from kebab_chunk.chunkers import pdf", {"pdf"})
+
 
 
 #: The modules of the migrated families that are no version: they import no version either.

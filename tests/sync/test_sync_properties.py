@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from kebab_chunk.pipeline import run
 from kebab_chunk.sync import EmbeddingCache, sync
 from tests.beam.helpers import quiet_beam
-from tests.incremental.corpus import edit_one_paragraph, markdown_doc, write_corpus
+from tests.incremental.corpus import apply_op, write_corpus
 from tests.sync.helpers import (
     RUNNER,
     CountingEmbedder,
@@ -35,20 +35,6 @@ quiet_beam()
 
 LABELS = (None, ["hybrid-v4"])
 _OPS = st.sampled_from(["edit", "rename", "delete", "add", "relabel", "nothing"])
-
-
-def _apply(op: str, corpus: Path, rng: random.Random, step: int) -> None:
-    docs = sorted(corpus.glob("*.md"))
-    if op == "add" or not docs:
-        text = markdown_doc(rng, f"Added {step}", rng.randint(1, 4))
-        (corpus / f"added{step}.md").write_text(text, "utf-8")
-    elif op == "edit":
-        edit_one_paragraph(rng.choice(docs))
-    elif op == "rename":
-        doc = rng.choice(docs)
-        doc.rename(corpus / f"renamed{step}-{doc.name}")
-    elif op == "delete":
-        rng.choice(docs).unlink()
 
 
 @pytest.mark.parametrize("kind", ["lancedb", "pgvector"])  # Chroma: tests/sync/test_sync.py
@@ -75,7 +61,7 @@ def test_the_store_follows_any_sequence_of_runs(
             for step, op in enumerate(ops, start=2):
                 if op == "relabel":
                     labels = 1 - labels
-                _apply(op, corpus, rng, step)
+                apply_op(op, corpus, rng, step)
                 run(str(corpus), str(table), chunkers=LABELS[labels], update=True,
                     beam_args=RUNNER)
                 report = sync(table, store(), embedder=counting.embedder, cache=cache)
