@@ -59,8 +59,11 @@ def join(root: str, *parts: str) -> str:
 
 #: Chunk rows per part file of a label (``n = shard_count(rows, CHUNK_ROWS_PER_FILE)``).
 CHUNK_ROWS_PER_FILE = 50_000
-#: Documents-table rows per part file (a few hundred bytes each).
-DOCUMENT_ROWS_PER_FILE = 100_000
+#: Documents-table rows per part file. A part is written from one GroupByKey group, which
+#: Beam's Flink runner serialises as one element in the TaskManager's heap: with the chunk
+#: index a row is ~1-2 KB, and 100,000 rows per group ran a 2 GB TaskManager out of heap
+#: (docs/decisions.md, "Documents part files hold 10,000 rows").
+DOCUMENT_ROWS_PER_FILE = 10_000
 
 
 def part_name(index: int, count: int) -> str:
