@@ -18,8 +18,8 @@ from typing import Any
 from benchmarks import corpora
 from benchmarks.timing import median_seconds
 from kebab_chunk.chunkers._budget import resolve_max_tokens
+from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, make_policy
 from kebab_chunk.parsers.registry import get_parser
 from kebab_chunk.tokenizers import get_tokenizer
@@ -71,7 +71,7 @@ def _bench(corpus: corpora.Corpus, repeats: int, bar: bool) -> dict[str, Any]:
     for name in TOKENIZERS:
         policy = make_policy(tokenizer=name)
         get_tokenizer(name)  # load outside the clock
-        seconds, chunks = _measure(HybridV1Chunker, docs, policy, repeats)
+        seconds, chunks = _measure(HybridChunker, docs, policy, repeats)
         figures = _figures(seconds, parse_s, corpus, chunks)
         figures["max_tokens"] = resolve_max_tokens(policy, get_tokenizer(name))
         if bar:

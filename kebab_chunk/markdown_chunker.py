@@ -36,15 +36,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kebab_chunk.chunkers import md_header_chars_v2
+from kebab_chunk.chunkers._header_chars import CHARS_TOKENIZER, HeaderCharsChunker, PlannedChunk
 from kebab_chunk.chunkers._separators import LINE_BREAK
-from kebab_chunk.chunkers.md_header_chars_v1 import (
-    CHARS_TOKENIZER,
-    PlannedChunk,
-    plan_chunks,
-    records_from_plan,
-)
-from kebab_chunk.chunkers.md_header_chars_v1 import VERSION as V1
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.errors import PolicyError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, LineSpan, ParagraphBlock
 from kebab_chunk.model import Chunk as ChunkRecord
@@ -57,7 +51,8 @@ __all__ = ["FALLBACK_PARSER_VERSION", "VERSIONS", "Chunk", "MarkdownChunker", "T
 FALLBACK_PARSER_VERSION = "text-fallback-v1"
 
 _STRATEGY = "headers"
-_V2 = md_header_chars_v2.VERSION
+V1 = "md-header-chars-v1"
+_V2 = "md-header-chars-v2"
 #: The chunker labels ``MarkdownChunker(version=...)`` accepts; the first is the default.
 VERSIONS = (V1, _V2)
 _BOM = "\ufeff"
@@ -171,14 +166,15 @@ class MarkdownChunker:
         """The parsed document, the planned chunks and their records, offsets into ``text``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
+        engine = HeaderCharsChunker(label(self.version))
         if self.version == V1:
             doc = _document(text, source or "")
-            planned = plan_chunks(doc, self.max_chunk_size, self.overlap)
-            return doc, planned, records_from_plan(doc, self.policy, planned)
+            planned = engine.plan_chunks(doc, self.max_chunk_size, self.overlap)
+            return doc, planned, engine.records_from_plan(doc, self.policy, planned)
         doc, shift = _document_v2(text, source or "")
-        planned = md_header_chars_v2.plan_chunks(doc, self.max_chunk_size, self.overlap)
+        planned = engine.plan_chunks(doc, self.max_chunk_size, self.overlap)
         # Ids come from the unshifted document, the one the pipeline makes of the file.
-        records = md_header_chars_v2.records_from_plan(doc, self.policy, planned)
+        records = engine.records_from_plan(doc, self.policy, planned)
         if shift:
             planned = [_shift_plan(plan, shift) for plan in planned]
             records = [_shift_record(record, shift) for record in records]

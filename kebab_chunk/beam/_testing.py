@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 
+from kebab_chunk.chunkers.base import Label
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import parse_document
 
-__all__ = ["ExplodingChunker", "hostile_parse"]
+__all__ = ["EXPLODING_ROW", "ExplodingChunker", "hostile_parse"]
 
 
 def hostile_parse(
@@ -43,6 +44,10 @@ class ExplodingChunker:
 
     version = "exploding-test-v0"
     accepts_description = "any document (test double)"
+    uses_tokenizers = None
+
+    def __init__(self, label: Label) -> None:
+        assert label.name == self.version
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
@@ -51,3 +56,14 @@ class ExplodingChunker:
         if any("BOOM" in block.text for block in doc.blocks):
             raise ValueError(f"exploding chunker refused {doc.source_uri}")
         return []
+
+
+#: The registry row tests patch in to run :class:`ExplodingChunker` under its label.
+EXPLODING_ROW = Label(
+    ExplodingChunker.version,
+    "kebab_chunk.beam._testing:ExplodingChunker",
+    None,
+    "any document",
+    None,
+    "a test double that raises on a document mentioning BOOM",
+)

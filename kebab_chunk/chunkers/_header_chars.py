@@ -1,11 +1,12 @@
 """The md-header-chars engine: header sections cut to a character budget, one code path for
 every ``md-header-chars-*`` label.
 
-A label module (``md_header_chars_v1.py``, ``md_header_chars_v2.py``) holds its contract in
-its docstring, its ``VERSION``, its :class:`HeaderCharsRules` row and a
-:class:`HeaderCharsChunker` subclass naming them (whose ``plan_chunks`` and
-``records_from_plan`` it exports under those names); everything else is here. What the rules
-leave alone is the same for every label:
+This is the LangChain-style "split on Markdown headers, then split long sections
+recursively by characters" strategy, built on our parser's blocks so every piece keeps an
+exact source location. A label is a row of the registry with one
+:class:`~kebab_chunk.chunkers.rules.HeaderCharsRules` value; everything else is here (what
+each label changed and why: docs/label-changes.md). What the rules leave alone is the same
+for every label:
 
 - **Sections.** Every heading (levels 1–6) opens a new section; the blocks before the first
   heading form a headerless section. ``headers`` of a section is the stack of enclosing
@@ -46,7 +47,8 @@ from kebab_chunk.chunkers._separators import (
     separator_spans,
     sub_line_span,
 )
-from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.base import Label, LabelledChunker, make_chunk
+from kebab_chunk.chunkers.rules import HeaderCharsRules
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     AudioRefBlock,
@@ -65,7 +67,6 @@ __all__ = [
     "BlockPart",
     "Header",
     "HeaderCharsChunker",
-    "HeaderCharsRules",
     "PlannedChunk",
     "char_budget",
 ]
@@ -79,24 +80,6 @@ _ACCEPTED_MEDIA_TYPES = ("text/markdown", "text/plain")
 #: lines, line breaks, whitespace, coarsest first), then a final hard cut.
 _BETWEEN_BLOCKS = 0
 _HARD = len(CHAR_LEVELS) + 1
-
-
-@dataclass(frozen=True, slots=True)
-class HeaderCharsRules:
-    """What distinguishes the md-header-chars labels (everything else is shared).
-
-    ``exact_slices``: how the text between two consecutive blocks of a section is written.
-    True: only as the gap their spans pin down (nothing on one line, or ``k`` line breaks of
-    the document's one line-break style, :func:`kebab_chunk.chunkers._separators.join_gap`),
-    and a gap they cannot pin down (a thematic break, link definitions, trailing spaces,
-    mixed line breaks) ends a run, so every chunk text is the exact source slice its spans
-    cite (md-header-chars-v2). False: as one ``"\\n"`` per line break between them (at least
-    one, never more than the characters between them), so a section is one run and CRLF,
-    trailing blanks, thematic breaks and link definitions between blocks become ``"\\n"``
-    (md-header-chars-v1).
-    """
-
-    exact_slices: bool
 
 
 @dataclass(frozen=True)
@@ -400,31 +383,27 @@ def _records_from_plan(
     ]
 
 
-class HeaderCharsChunker:
-    """The engine as a chunker: a label's subclass sets ``version``, ``rules`` and
-    ``accepts_description`` (and nothing else)."""
+class HeaderCharsChunker(LabelledChunker):
+    """The engine as a chunker, built from one label row (its
+    :class:`~kebab_chunk.chunkers.rules.HeaderCharsRules`). ``chars`` makes a token one
+    character; every other tokenizer counts as ``bytes-3``."""
 
-    #: The label, stored in every chunk (and so part of every chunk id).
-    version: str
-    #: What this label does differently from the other md-header-chars labels.
-    rules: HeaderCharsRules
-    accepts_description: str
-    #: ``chars`` makes a token one character; every other tokenizer counts as ``bytes-3``.
-    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3", CHARS_TOKENIZER})
+    def __init__(self, label: Label) -> None:
+        super().__init__(label)
+        self.rules = label.rules_as(HeaderCharsRules)
 
-    @classmethod
     def plan_chunks(
-        cls, doc: CanonicalDocument, max_chars: int, overlap_chars: int
+        self, doc: CanonicalDocument, max_chars: int, overlap_chars: int
     ) -> list[PlannedChunk]:
-        """The chunks of ``doc`` in document order, before they become records."""
-        return _plan_chunks(doc, max_chars, overlap_chars, cls.version, cls.rules)
+        """The chunks of ``doc`` in document order, before they become records
+        (``MarkdownChunker`` reads them)."""
+        return _plan_chunks(doc, max_chars, overlap_chars, self.version, self.rules)
 
-    @classmethod
     def records_from_plan(
-        cls, doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
+        self, doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
     ) -> list[Chunk]:
-        """Turn planned chunks into records (ids, token estimates) via ``make_chunk``."""
-        return _records_from_plan(doc, policy, planned, cls.version)
+        """Turn planned chunks into this label's records (ids, token estimates)."""
+        return _records_from_plan(doc, policy, planned, self.version)
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """Markdown / plain text whose blocks each carry one exact ``lines`` span."""

@@ -1,12 +1,11 @@
 """The engine of the hybrid labels: hierarchical elements split and merged to a token
 budget (docling's HybridChunker), one code path for every ``hybrid-*`` label.
 
-Every label is a label module holding its ``VERSION``, one :class:`HybridRules` row (every
-rule in which the labels differ, written out whole) and a chunker class built on
-:class:`HybridChunker`; the rest is this module's, the same for every label. A new label is
-a new row in a new label module, never a copied module or an overridden step. What each
-label changed and why is in its module's docstring (``hybrid_v1`` has the steps and how
-counts are derived, ``hybrid_v2`` what it changed against v1, and so on).
+Every label is a row of the registry with one
+:class:`~kebab_chunk.chunkers.rules.HybridRules` value (every rule in which the labels
+differ); the rest is this module's, the same for every label. A new label is a new row,
+never a copied module or an overridden step. What each label changed and why is in
+docs/label-changes.md.
 
 What every label does: the ``hierarchical-v1`` elements (``_token_aware.iter_elements``),
 each split at list items, table rows, blank lines, sentences, whitespace (in that order of
@@ -41,8 +40,9 @@ from kebab_chunk.chunkers._separators import join_gap, newline_style
 from kebab_chunk.chunkers._slices import joined_spans, list_items_from_spans
 from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
-from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.base import Label, make_chunk
 from kebab_chunk.chunkers.contextualize import context_prefix, contextualize_parts
+from kebab_chunk.chunkers.rules import HybridRules
 from kebab_chunk.errors import UsageError
 from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, ListBlock, SourceSpan
 from kebab_chunk.model.spans import ElementSpan
@@ -52,7 +52,6 @@ from kebab_chunk.tokenizers.base import CutRule
 __all__ = [
     "Draft",
     "HybridChunker",
-    "HybridRules",
     "Run",
     "bound_line",
     "embedded_text",
@@ -71,47 +70,6 @@ _MARKER_ONLY = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,9}[.)])[ \t]*")
 _LIST_GAP = re.compile(r"(?:\r\n|\r|\n)[ \t]*(?:[-*+\u2022]|\d{1,9}[.)])[ \t]+| ")
 #: Between two parts of any other block: one whitespace character.
 _PLAIN_GAP = re.compile(r"\s")
-
-
-# -- the rules that tell the hybrid labels apart ---------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class HybridRules:
-    """What distinguishes the hybrid labels this engine makes, as data (everything else is
-    shared). No field has a default: a label module spells out its row whole. The label
-    itself is the chunker's ``version``, not a rule.
-    """
-
-    #: True (hybrid-v2 on): a piece of a block assembled from several source elements (a
-    #: DOCX or docling list with a span per item, a docling paragraph joined from several
-    #: text items) cites only the parts whose text it holds, each cut to the characters it
-    #: holds (:func:`part_ranges`). False (hybrid-v1): every piece cites the block's spans.
-    cite_held_parts: bool
-    #: True (hybrid-v2 on): a list is cut before an item's marker, never between the marker
-    #: and the item's text. False (hybrid-v1): at any cut of the list's levels, so a piece
-    #: may end with a bare marker (``-``, ``2.``).
-    cut_lists_before_markers: bool
-    #: True (hybrid-v2 on): ``heading_path`` and ``captions`` hold every heading and
-    #: caption of the element, and only the text counted and embedded is shortened
-    #: (:func:`trim_context`, :func:`embedded_text`). False (hybrid-v1): the outermost lines
-    #: of a split element's context are left out of the record itself, whole, until the rest
-    #: costs at most half the budget (all of them when the innermost alone costs more).
-    record_whole_context: bool
-    #: True (hybrid-v2 on): a slice's id uses the offset of its start inside its first
-    #: block's text, and pieces never merge across a heading (two sections with the same
-    #: heading path pack apart), so an edit changes no id outside its own section. False
-    #: (hybrid-v1): the offset in the document, and peers merge across sections.
-    ids_local_to_section: bool
-    #: True (hybrid-v3 on): a source slice and a structured or rendered piece of one
-    #: section, with the same headings and captions, merge while they fit, joined by
-    #: ``"\n"``. False (hybrid-v1, v2): they stay apart, so an exact chunk never becomes inexact.
-    merge_mixed_kinds: bool
-    #: True (hybrid-v4 on): each heading-path and caption line a chunk records (a repeated
-    #: table header included) is cut by :func:`~kebab_chunk.chunkers._context.bound_line`,
-    #: so the context repeated on every chunk of an element is bounded by the budget, not by
-    #: the input. False (hybrid-v1 to v3): the lines are recorded whole.
-    bound_context_lines: bool
 
 
 # -- the text that is counted and embedded -------------------------------------------------
@@ -753,19 +711,12 @@ def _last_cut(text: str, rule: CutRule) -> int:
 
 
 class HybridChunker(TokenAwareChunker):
-    """The engine as a chunker: a label's subclass sets ``version``, ``rules`` and
-    ``accepts_description`` (and nothing else)."""
+    """The engine as a chunker, built from one label row (its :class:`HybridRules`)."""
 
-    #: The label, stored in every chunk (and so part of every chunk id).
-    version: str
-    #: What this label does differently from the engine's other labels.
-    rules: HybridRules
-    accepts_description: str
-    #: Every tokenizer: chunks are split and merged by the policy's tokenizer's counts.
-    uses_tokenizers: frozenset[str] | None = None
-
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, label: Label) -> None:
+        super().__init__(label)
+        #: What this label does differently from the engine's other labels.
+        self.rules = label.rules_as(HybridRules)
         #: The policies this chunker has chunked with, by hash, for :meth:`embed_text`.
         self._policies: dict[str, ChunkPolicy] = {}
 

@@ -2,13 +2,12 @@
 that keeps headings with their content, cuts at word or sentence boundaries, counts with
 the policy's tokenizer and keeps ids local.
 
-Every label it serves is a label module holding one :class:`MdHeadingRules` row (the label
-and every rule in which it differs from the others, all written out) and a chunker class
-built on :class:`MdHeadingChunker`; the rest is this module's, the same for every label. A
-new label is a new row in a new label module, never a copied module or an overridden
-step. ``md-heading-v1`` has its own code (docs/decisions.md, "Issue 32: the md-heading
-labels are rows of one engine"). Why each behaviour, against ``md-heading-v1``: the
-``md_heading_v2`` docstring.
+Every label it serves is a row of the registry with one
+:class:`~kebab_chunk.chunkers.rules.MdHeadingRules` value (every rule in which it differs
+from the others); the rest is this module's, the same for every label. A new label is a new
+row, never a copied module or an overridden step. ``md-heading-v1`` has its own code
+(docs/decisions.md, "Issue 32: the md-heading labels are rows of one engine"). Why each
+behaviour, against ``md-heading-v1``: docs/label-changes.md.
 
 What every label does:
 
@@ -59,8 +58,9 @@ from kebab_chunk.chunkers._separators import (
 )
 from kebab_chunk.chunkers._token_aware import warn
 from kebab_chunk.chunkers._token_split import split_pieces
-from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.base import Label, LabelledChunker, make_chunk
 from kebab_chunk.chunkers.embedding import HeadingRule
+from kebab_chunk.chunkers.rules import MdHeadingRules
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     AudioRefBlock,
@@ -74,7 +74,7 @@ from kebab_chunk.model import (
 from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import Counter, CounterCache
 
-__all__ = ["MdHeadingChunker", "MdHeadingRules"]
+__all__ = ["MdHeadingChunker"]
 
 _log = logging.getLogger(__name__)
 _FIRST_WORD = re.compile(r"\s*\S+")
@@ -91,43 +91,15 @@ def _skip_space(text: str, pos: int) -> int:
     return match.end() if match else pos
 
 
-@dataclass(frozen=True, slots=True)
-class MdHeadingRules:
-    """What distinguishes the labels this engine makes, as data (everything else is
-    shared). Every field is named by every row: a label module spells out its rules whole.
+class MdHeadingChunker(LabelledChunker):
+    """Heading-aware chunker for documents with ``lines`` spans, sized by any tokenizer,
+    built from one label row (its :class:`~kebab_chunk.chunkers.rules.MdHeadingRules`)."""
 
-    ``version``: the label, stored in every chunk (and so part of every chunk id).
-    ``embed_headings``: which heading path lines the chunk's ``embed_text`` leaves out
-    because its text already holds them (:data:`kebab_chunk.chunkers.embedding.HeadingRule`).
-    ``bound_context_lines``: each ``heading_path`` line a chunk records is cut by
-    :func:`kebab_chunk.chunkers._context.bound_line` (at most half the budget), with one
-    warning per line cut, so the headings repeated on every chunk of a section are bounded
-    by the budget, not by the input (md-heading-v3; v2 records them whole). Chunk text is
-    never cut for it: a heading line in the text is a source slice.
-    """
-
-    version: str
-    embed_headings: HeadingRule
-    bound_context_lines: bool
-
-
-class MdHeadingChunker:
-    """Heading-aware chunker for documents with ``lines`` spans, sized by any tokenizer.
-
-    ``rules``: the label's row (:class:`MdHeadingRules`); a label's class passes its own.
-    """
-
-    accepts_description = (
-        "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF"
-    )
-    #: Counts with whatever tokenizer the policy names.
-    uses_tokenizers: frozenset[str] | None = None
-
-    def __init__(self, rules: MdHeadingRules) -> None:
-        self.rules = rules
-        self.version = rules.version
+    def __init__(self, label: Label) -> None:
+        super().__init__(label)
+        self.rules = label.rules_as(MdHeadingRules)
         #: Read by :func:`kebab_chunk.chunkers.embedding.with_embedding`.
-        self.embed_headings: HeadingRule = rules.embed_headings
+        self.embed_headings: HeadingRule = self.rules.embed_headings
         self._counters = CounterCache()
 
     def accepts(self, doc: CanonicalDocument) -> bool:

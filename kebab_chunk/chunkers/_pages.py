@@ -2,13 +2,13 @@
 page citations, cut at clean boundaries, counted with the policy's tokenizer, never over
 the budget.
 
-Every label it serves is a label module holding one :class:`PageRules` row (the label and
-every rule in which it differs from the others) and a chunker class built on
-:class:`PageChunker`; the rest is this module's, the same for every label. A new label is
-a new row in a new label module, never a copied module or an overridden step.
-``pdf-page-v1`` has its own code (docs/decisions.md, "Issue 32: pdf-page labels as data").
+Every label it serves is a row of the registry with one
+:class:`~kebab_chunk.chunkers.rules.PageRules` value (every rule in which it differs from
+the others); the rest is this module's, the same for every label. A new label is a new row,
+never a copied module or an overridden step. ``pdf-page-v1`` has its own code
+(docs/decisions.md, "Issue 32: pdf-page labels as data").
 
-What every label does (why, against ``pdf-page-v1``: the ``pdf_page_v2`` docstring):
+What every label does (why, against ``pdf-page-v1``: docs/label-changes.md):
 
 Input: every block a paragraph or a heading whose text is the exact slice of its one
 ``page`` span (``pdf-text-v1`` gives one paragraph per page; a parser that also emits
@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._separators import is_exact
 from kebab_chunk.chunkers._token_split import cut_levels, split_pieces
-from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.base import Label, LabelledChunker, make_chunk
+from kebab_chunk.chunkers.rules import PageRules
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     Block,
@@ -57,7 +58,7 @@ from kebab_chunk.model import (
 from kebab_chunk.tokenizers import get_tokenizer
 from kebab_chunk.tokenizers.base import Counter, CounterCache
 
-__all__ = ["PageChunker", "PageRules"]
+__all__ = ["PageChunker"]
 
 _PDF_MEDIA_TYPE = "application/pdf"
 _FIRST_WORD = re.compile(r"\s*\S+")
@@ -69,22 +70,6 @@ _MARKER = re.compile(
     r"|[\u2022\u25e6\u25aa\u2023\u2043\u00b7*\-\u2013])[ \t]+(?=\S)",
     re.MULTILINE,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class PageRules:
-    """What distinguishes the labels this engine makes, as data (everything else is
-    shared). Every field is named by every row: a label module spells out its rules whole.
-
-    ``version``: the label, stored in every chunk (and so part of every chunk id).
-    ``glue_list_markers``: no cut falls after a line's leading list marker (:data:`_MARKER`:
-    ``4.``, ``b)``, ``iv.``, ``(2)``, ``•``, ``-`` ...) and before the first word of its
-    item; a cut before the marker, at the line break, stays allowed, and overlap starts obey
-    it too (pdf-page-v3; pdf-page-v2 took the space after ``4.`` for a sentence end).
-    """
-
-    version: str
-    glue_list_markers: bool
 
 
 class _Glued:
@@ -140,9 +125,11 @@ class _Run:
         count: Counter,
         budget: int,
         rules: PageRules,
+        version: str,
     ) -> None:
         self.doc = doc
         self.rules = rules
+        self.version = version
         self.policy = policy
         self.count = count
         self.budget = budget
@@ -251,7 +238,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=self.rules.version,
+                chunker_version=self.version,
                 policy=self.policy,
                 position=len(self.out),
                 text=text[start:end],
@@ -265,21 +252,13 @@ class _Run:
         )
 
 
-class PageChunker:
-    """Page-aware chunker for PDF documents, sized by any tokenizer, with one label's
-    ``rules`` (see the module docstring). A label's class passes its :class:`PageRules`
-    row and sets its ``accepts_description``; nothing else is meant to be overridden."""
+class PageChunker(LabelledChunker):
+    """Page-aware chunker for PDF documents, sized by any tokenizer, built from one label
+    row (its :class:`~kebab_chunk.chunkers.rules.PageRules`; see the module docstring)."""
 
-    accepts_description = (
-        "PDF documents (every block a paragraph or heading with one page span, as "
-        "pdf-text-v1 and pdf-text-v2 make)"
-    )
-    #: Counts with whatever tokenizer the policy names.
-    uses_tokenizers: frozenset[str] | None = None
-
-    def __init__(self, rules: PageRules) -> None:
-        self.rules = rules
-        self.version = rules.version
+    def __init__(self, label: Label) -> None:
+        super().__init__(label)
+        self.rules = label.rules_as(PageRules)
         self._counters = CounterCache()
 
     def accepts(self, doc: CanonicalDocument) -> bool:
@@ -300,4 +279,5 @@ class PageChunker:
             )
         tokenizer = get_tokenizer(policy.tokenizer)
         count = self._counters.get(tokenizer)
-        return _Run(doc, policy, count, budget_of(policy, tokenizer), self.rules).run()
+        budget = budget_of(policy, tokenizer)
+        return _Run(doc, policy, count, budget, self.rules, self.version).run()

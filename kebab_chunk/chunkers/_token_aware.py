@@ -28,6 +28,7 @@ from kebab_chunk.chunkers._slices import (
     table_row_starts,
     table_rows_from_spans,
 )
+from kebab_chunk.chunkers.base import Label, LabelledChunker
 from kebab_chunk.model import (
     AudioRefBlock,
     Block,
@@ -193,12 +194,13 @@ def warn(warnings: list[str] | None, message: str, log: logging.Logger = _log) -
         warnings.append(message)
 
 
-class TokenAwareChunker:
-    """What ``hierarchical-v1`` and ``hybrid-v1`` share: any document is accepted, token
+class TokenAwareChunker(LabelledChunker):
+    """What ``hierarchical-v1`` and the hybrid labels share: any document is accepted, token
     counting is memoised per chunker (``tokenizers.base.token_counter``) and kept for the
     chunker's life, and ``chunk()`` is the list form of the lazy ``iter_chunks()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: Label) -> None:
+        super().__init__(label)
         self._counters = CounterCache()
         # Where the tokenizer's counts add up (``tokenizers.base.cut_rule``); tests swap in
         # a function returning None to check that the rule changes speed only.

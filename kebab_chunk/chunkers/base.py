@@ -1,15 +1,18 @@
-"""The chunker protocol and the one place a ``Chunk`` record is assembled.
+"""The chunker protocol, the label row every engine is built from, and the one place a
+``Chunk`` record is assembled.
 
 A chunker is a pure function of ``(CanonicalDocument, ChunkPolicy)``: no I/O, no Beam, no
-parser imports. Building records through :func:`make_chunk` keeps the id recipe, the token
-estimate and the copied document fields identical across chunkers.
+parser imports. An engine is built from one :class:`Label` row of the registry and reads
+everything that tells its labels apart from that row. Building records through
+:func:`make_chunk` keeps the id recipe, the token estimate and the copied document fields
+identical across chunkers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
 from kebab_chunk.model._base import trusted
@@ -17,7 +20,9 @@ from kebab_chunk.model.ids import chunk_id, slice_id_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
 from kebab_chunk.tokenizers import estimate_tokens
 
-__all__ = ["Chunker", "ParserNeeds", "make_chunk", "needs_of"]
+__all__ = ["Chunker", "Label", "LabelledChunker", "ParserNeeds", "make_chunk", "needs_of"]
+
+_R = TypeVar("_R")
 
 
 @runtime_checkable
@@ -41,6 +46,47 @@ class Chunker(Protocol):
     def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
         """All chunks of ``doc`` in document order (``position`` 0, 1, ...)."""
         ...
+
+
+@dataclass(frozen=True)
+class Label:
+    """One row of the registry: a version label and everything that makes its output.
+
+    ``engine``: the chunker class that makes the label, as ``"module:Class"`` (imported only
+    when the label is used). ``rules``: the engine's frozen rules value
+    (:mod:`kebab_chunk.chunkers.rules`), ``None`` for an engine with one label.
+    ``accepts``: which documents it takes. ``tokenizers``: the ``policy.tokenizer`` values
+    that shape its output (``None``: any). ``summary``: what its chunks are, one line.
+    """
+
+    name: str
+    engine: str
+    rules: object | None
+    accepts: str
+    tokenizers: frozenset[str] | None
+    summary: str
+
+    @property
+    def description(self) -> str:
+        """``accepts: summary``, the line ``kebab-chunk chunkers`` shows."""
+        return f"{self.accepts}: {self.summary}"
+
+    def rules_as(self, kind: type[_R]) -> _R:
+        """This row's rules, checked to be the ``kind`` an engine reads."""
+        if not isinstance(self.rules, kind):
+            raise TypeError(f"label {self.name} has rules {self.rules!r}, not {kind.__name__}")
+        return self.rules
+
+
+class LabelledChunker:
+    """What every engine takes from its label row: the label (``version``, stored in every
+    chunk), the line ``kebab-chunk chunkers`` shows and the tokenizers it uses."""
+
+    def __init__(self, label: Label) -> None:
+        self.label = label
+        self.version = label.name
+        self.accepts_description = label.description
+        self.uses_tokenizers = label.tokenizers
 
 
 @dataclass(frozen=True)

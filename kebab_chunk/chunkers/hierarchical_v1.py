@@ -37,15 +37,8 @@ __all__ = ["HierarchicalV1Chunker"]
 
 
 class HierarchicalV1Chunker(TokenAwareChunker):
-    """Chunker protocol implementation for ``hierarchical-v1``."""
-
-    version = "hierarchical-v1"
-    accepts_description = (
-        "any document: one chunk per element (paragraph, list or list item, table, code, "
-        "media reference) with headings and captions as metadata"
-    )
-    #: Every tokenizer: each chunk's token_estimate is counted with the policy's tokenizer.
-    uses_tokenizers: frozenset[str] | None = None
+    """The engine of ``hierarchical-v1`` only: one chunk per element, whose
+    ``token_estimate`` is counted with the policy's tokenizer."""
 
     def chunks_of(
         self,

@@ -37,7 +37,7 @@ from kebab_chunk.chunkers._separators import (
     newline_style,
 )
 from kebab_chunk.chunkers._split import Atom, Piece, pack, split_atoms, utf8_len
-from kebab_chunk.chunkers.base import make_chunk
+from kebab_chunk.chunkers.base import LabelledChunker, make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     AudioRefBlock,
@@ -53,21 +53,15 @@ from kebab_chunk.tokenizers.bytes_proxy import BYTES_PER_TOKEN
 
 __all__ = ["MdHeadingV1Chunker"]
 
-VERSION = "md-heading-v1"
 _PROSE_KINDS = ("paragraph", "list")
 _TABLE_SPLIT_FACTOR = 2
 _MEDIA = (ImageRefBlock, AudioRefBlock)
 
 
-class MdHeadingV1Chunker:
-    """Heading-aware chunker for Markdown and other documents with ``lines`` spans."""
-
-    version = VERSION
-    accepts_description = (
-        "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV); not PDF"
-    )
-    #: Sizes by the byte proxy whatever the policy's tokenizer (its specification).
-    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3"})
+class MdHeadingV1Chunker(LabelledChunker):
+    """Heading-aware chunker for Markdown and other documents with ``lines`` spans, the
+    engine of ``md-heading-v1`` only (it sizes by the byte proxy whatever the policy's
+    tokenizer, its specification)."""
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """True when every span of every block is a ``lines`` span."""
@@ -92,13 +86,14 @@ class MdHeadingV1Chunker:
                 f"{doc.source_uri!r} has {kind} spans; use pdf-page-v1 for PDF documents or a "
                 "chunker that accepts any document (such as hierarchical-v1) for the others."
             )
-        return _Run(doc, policy).chunks()
+        return _Run(doc, policy, self.version).chunks()
 
 
 class _Run:
     """One chunking pass over one document (holds its budget, line-break style, caches)."""
 
-    def __init__(self, doc: CanonicalDocument, policy: ChunkPolicy) -> None:
+    def __init__(self, doc: CanonicalDocument, policy: ChunkPolicy, version: str) -> None:
+        self.version = version
         self.doc = doc
         self.policy = policy
         self.budget = policy.target_tokens * BYTES_PER_TOKEN
@@ -139,7 +134,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=VERSION,
+                chunker_version=self.version,
                 policy=self.policy,
                 position=len(self.out),
                 text=text,
@@ -250,7 +245,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=VERSION,
+                chunker_version=self.version,
                 policy=self.policy,
                 position=len(self.out),
                 text="".join(parts),

@@ -25,7 +25,7 @@ from bisect import bisect_right
 from itertools import accumulate
 
 from kebab_chunk.chunkers._separators import PDF_SEGMENT_END, is_exact, separator_spans
-from kebab_chunk.chunkers.base import ParserNeeds, make_chunk
+from kebab_chunk.chunkers.base import LabelledChunker, ParserNeeds, make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, PageSpan, ParagraphBlock
 from kebab_chunk.tokenizers import BYTES_PER_TOKEN
@@ -35,17 +35,12 @@ __all__ = ["PdfPageV1Chunker"]
 _PDF_MEDIA_TYPE = "application/pdf"
 
 
-class PdfPageV1Chunker:
-    """Page-aware chunker for PDF documents; see the module docstring for the contract."""
+class PdfPageV1Chunker(LabelledChunker):
+    """Page-aware chunker for PDF documents, the engine of ``pdf-page-v1`` only (it sizes
+    by the byte proxy whatever the policy's tokenizer); see the module docstring."""
 
-    version = "pdf-page-v1"
-    accepts_description = (
-        "PDF documents (every block a paragraph with one page span, as pdf-text-v1 makes)"
-    )
     #: Only pdf-text-v1's blocks: pdf-text-v2 makes headings from a PDF's outline.
     needs = ParserNeeds(_PDF_MEDIA_TYPE, ("pdf-text-v1",))
-    #: Sizes by the byte proxy whatever the policy's tokenizer.
-    uses_tokenizers: frozenset[str] | None = frozenset({"bytes-3"})
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """True when every block is a page-spanned paragraph (an empty doc must be a PDF)."""

@@ -1,42 +1,183 @@
-"""Chunkers keyed by immutable version label.
+"""The labels: one table, one row per immutable version label.
 
-Entries are import paths, so listing labels imports nothing heavy and a worker only loads
-the chunkers it runs. A label, once registered, is never removed or repointed at code
-with different output: a change in output is a new label (see docs/versioning.md).
+A row (:class:`~kebab_chunk.chunkers.base.Label`) names the engine that makes the label, the
+engine's frozen rules for it (:mod:`kebab_chunk.chunkers.rules`), the documents it accepts,
+the tokenizers that shape it and a one-line summary. A new label is a new row, usually
+``replace(older.rules, field=...)``; a label, once registered, is never removed or
+repointed at code with different output (docs/versioning.md). Engines are import paths, so
+listing labels imports no engine and a worker loads only the engines it runs. What each
+label changed against the one before it, and why, is in docs/label-changes.md.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import chain
 
-from kebab_chunk.chunkers.base import Chunker
+from kebab_chunk.chunkers.base import Chunker, Label
+from kebab_chunk.chunkers.rules import HeaderCharsRules, HybridRules, MdHeadingRules, PageRules
 from kebab_chunk.errors import UnknownChunkerError, UsageError
 from kebab_chunk.tokenizers import DEFAULT_TOKENIZER
 
 __all__ = [
     "DEFAULT_LABELS_BY_MEDIA_TYPE",
+    "LABELS",
     "check_tokenizer_use",
     "get_chunker",
+    "label",
     "registered_labels",
 ]
 
-_REGISTRY: dict[str, str] = {
-    "md-heading-v1": "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
-    "md-heading-v2": "kebab_chunk.chunkers.md_heading_v2:MdHeadingV2Chunker",
-    "md-heading-v3": "kebab_chunk.chunkers.md_heading_v3:MdHeadingV3Chunker",
-    "md-header-chars-v1": "kebab_chunk.chunkers.md_header_chars_v1:MdHeaderCharsV1Chunker",
-    "md-header-chars-v2": "kebab_chunk.chunkers.md_header_chars_v2:MdHeaderCharsV2Chunker",
-    "pdf-page-v1": "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
-    "pdf-page-v2": "kebab_chunk.chunkers.pdf_page_v2:PdfPageV2Chunker",
-    "pdf-page-v3": "kebab_chunk.chunkers.pdf_page_v3:PdfPageV3Chunker",
-    "hierarchical-v1": "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
-    "hybrid-v1": "kebab_chunk.chunkers.hybrid_v1:HybridV1Chunker",
-    "hybrid-v2": "kebab_chunk.chunkers.hybrid_v2:HybridV2Chunker",
-    "hybrid-v3": "kebab_chunk.chunkers.hybrid_v3:HybridV3Chunker",
-    "hybrid-v4": "kebab_chunk.chunkers.hybrid_v4:HybridV4Chunker",
-}
+_LINES = "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV; not PDF)"
+_MARKDOWN = "Markdown or plain-text documents (every block one lines span)"
+_PDF = (
+    "PDF documents (every block a paragraph or heading with one page span, as pdf-text-v1 "
+    "and pdf-text-v2 make)"
+)
+_ANY = "any document"
+_BYTE_PROXY = frozenset({"bytes-3"})
+
+_MD_HEADING_V2 = MdHeadingRules(embed_headings="first-line", bound_context_lines=False)
+_HEADER_CHARS_V1 = HeaderCharsRules(exact_slices=False)
+_PDF_PAGE_V2 = PageRules(glue_list_markers=False)
+_HYBRID_V1 = HybridRules(
+    cite_held_parts=False,
+    cut_lists_before_markers=False,
+    record_whole_context=False,
+    ids_local_to_section=False,
+    merge_mixed_kinds=False,
+    bound_context_lines=False,
+)
+_HYBRID_V2 = replace(
+    _HYBRID_V1,
+    cite_held_parts=True,
+    cut_lists_before_markers=True,
+    record_whole_context=True,
+    ids_local_to_section=True,
+)
+_HYBRID_V3 = replace(_HYBRID_V2, merge_mixed_kinds=True)
+
+#: Every registered label, in the order ``kebab-chunk chunkers`` groups them.
+LABELS: tuple[Label, ...] = (
+    Label(
+        "md-heading-v1",
+        "kebab_chunk.chunkers.md_heading_v1:MdHeadingV1Chunker",
+        None,
+        _LINES,
+        _BYTE_PROXY,
+        "every heading starts a chunk; sections packed to target_tokens by the byte proxy, "
+        "code never split",
+    ),
+    Label(
+        "md-heading-v2",
+        "kebab_chunk.chunkers._md_heading:MdHeadingChunker",
+        _MD_HEADING_V2,
+        _LINES,
+        None,
+        "headings kept with their content, cuts at sentence or word boundaries, exact counts "
+        "with the policy's tokenizer, ids local to a section",
+    ),
+    Label(
+        "md-heading-v3",
+        "kebab_chunk.chunkers._md_heading:MdHeadingChunker",
+        replace(_MD_HEADING_V2, embed_headings="leading", bound_context_lines=True),
+        _LINES,
+        None,
+        "md-heading-v2's chunks, with embed_text naming each heading a chunk opens with once "
+        "and each heading path line cut to half the budget",
+    ),
+    Label(
+        "md-header-chars-v1",
+        "kebab_chunk.chunkers._header_chars:HeaderCharsChunker",
+        _HEADER_CHARS_V1,
+        _MARKDOWN,
+        frozenset({"bytes-3", "chars"}),
+        "LangChain-style header sections with a budget in characters: target_tokens x 3, "
+        "or x 1 with tokenizer 'chars'",
+    ),
+    Label(
+        "md-header-chars-v2",
+        "kebab_chunk.chunkers._header_chars:HeaderCharsChunker",
+        replace(_HEADER_CHARS_V1, exact_slices=True),
+        _MARKDOWN,
+        frozenset({"bytes-3", "chars"}),
+        "md-header-chars-v1's sections and budget in characters; chunk text is the exact "
+        "source slice",
+    ),
+    Label(
+        "pdf-page-v1",
+        "kebab_chunk.chunkers.pdf_page_v1:PdfPageV1Chunker",
+        None,
+        "PDF documents (every block a paragraph with one page span, as pdf-text-v1 makes)",
+        _BYTE_PROXY,
+        "page-bounded chunks cut at sentence ends, sized by the byte proxy",
+    ),
+    Label(
+        "pdf-page-v2",
+        "kebab_chunk.chunkers._pages:PageChunker",
+        _PDF_PAGE_V2,
+        _PDF,
+        None,
+        "page-bounded chunks cut at clean boundaries, counted with the policy's tokenizer, "
+        "never over the budget",
+    ),
+    Label(
+        "pdf-page-v3",
+        "kebab_chunk.chunkers._pages:PageChunker",
+        replace(_PDF_PAGE_V2, glue_list_markers=True),
+        _PDF,
+        None,
+        "pdf-page-v2's chunks, never cut after a list marker",
+    ),
+    Label(
+        "hierarchical-v1",
+        "kebab_chunk.chunkers.hierarchical_v1:HierarchicalV1Chunker",
+        None,
+        _ANY,
+        None,
+        "one chunk per element (paragraph, list or list item, table, code, media reference) "
+        "with headings and captions as metadata",
+    ),
+    Label(
+        "hybrid-v1",
+        "kebab_chunk.chunkers._hybrid:HybridChunker",
+        _HYBRID_V1,
+        _ANY,
+        None,
+        "hierarchical chunks split and merged so that the contextualised text fits "
+        "max_tokens of the policy's tokenizer",
+    ),
+    Label(
+        "hybrid-v2",
+        "kebab_chunk.chunkers._hybrid:HybridChunker",
+        _HYBRID_V2,
+        _ANY,
+        None,
+        "hybrid-v1's chunks citing only what a chunk holds, every heading recorded, ids "
+        "local to a section",
+    ),
+    Label(
+        "hybrid-v3",
+        "kebab_chunk.chunkers._hybrid:HybridChunker",
+        _HYBRID_V3,
+        _ANY,
+        None,
+        "hybrid-v2's chunks, with a plain-text block merged with the table or list beside "
+        "it instead of left as a chunk on its own",
+    ),
+    Label(
+        "hybrid-v4",
+        "kebab_chunk.chunkers._hybrid:HybridChunker",
+        replace(_HYBRID_V3, bound_context_lines=True),
+        _ANY,
+        None,
+        "hybrid-v3's chunks, with each heading and caption line a chunk records (a repeated "
+        "table header too) cut to half the budget",
+    ),
+)
+_BY_NAME: dict[str, Label] = {row.name: row for row in LABELS}
 
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced
 #: the v1 defaults (docs/decisions.md, "Default labels and parsers by measurement"): level
@@ -63,25 +204,30 @@ DEFAULT_LABELS_BY_MEDIA_TYPE: dict[str, tuple[str, ...]] = {
 
 def registered_labels() -> list[str]:
     """Every registered label, sorted."""
-    return sorted(_REGISTRY)
+    return sorted(_BY_NAME)
 
 
-def get_chunker(label: str) -> Chunker:
-    """A fresh chunker instance for ``label``; unknown labels get a one-sentence error."""
-    target = _REGISTRY.get(label)
-    if target is None:
+def label(name: str) -> Label:
+    """The registry row of ``name``; unknown labels get a one-sentence error."""
+    row = _BY_NAME.get(name)
+    if row is None:
         raise UnknownChunkerError(
-            f"unknown chunker label {label!r}; registered labels are: "
+            f"unknown chunker label {name!r}; registered labels are: "
             f"{', '.join(registered_labels())}."
         )
-    module_name, _, attr = target.partition(":")
-    cls = getattr(importlib.import_module(module_name), attr)
-    chunker: Chunker = cls()
+    return row
+
+
+def get_chunker(name: str) -> Chunker:
+    """A fresh chunker for label ``name``: its engine built from its row."""
+    row = label(name)
+    module_name, _, attr = row.engine.partition(":")
+    chunker: Chunker = getattr(importlib.import_module(module_name), attr)(row)
     return chunker
 
 
-def _uses(label: str, tokenizer: str) -> bool:
-    used = get_chunker(label).uses_tokenizers
+def _uses(name: str, tokenizer: str) -> bool:
+    used = label(name).tokenizers
     return used is None or tokenizer in used
 
 
@@ -98,12 +244,12 @@ def check_tokenizer_use(labels: Sequence[str] | None, tokenizer: str) -> str | N
     if tokenizer == DEFAULT_TOKENIZER:
         return None
     run = list(labels) if labels else sorted(set(chain(*DEFAULT_LABELS_BY_MEDIA_TYPE.values())))
-    ignoring = [label for label in run if not _uses(label, tokenizer)]
+    ignoring = [name for name in run if not _uses(name, tokenizer)]
     if not ignoring:
         return None
     names = ", ".join(ignoring)
     if len(ignoring) == len(run):
-        users = ", ".join(label for label in registered_labels() if _uses(label, tokenizer))
+        users = ", ".join(name for name in registered_labels() if _uses(name, tokenizer))
         raise UsageError(
             f"--tokenizer {tokenizer} is not used by {names} (chunk sizes stay the same) but "
             "would change every chunk id; leave --tokenizer out, or choose a chunker that "

@@ -22,7 +22,7 @@ from kebab_chunk.model.ids import content_hash
 from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.beam.helpers import CORPUS, quiet_beam, records
-from tests.reliability.hostile import HOSTILE_LABEL
+from tests.reliability.hostile import HOSTILE_LABEL, HOSTILE_ROW
 
 quiet_beam()
 POLICY = ChunkPolicy()
@@ -70,9 +70,7 @@ def test_parse_and_chunk_gives_the_records_of_parsing_then_chunking() -> None:
 def test_hangs_and_crashes_in_either_stage_are_one_row_naming_the_stage(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(
-        chunker_registry._REGISTRY, HOSTILE_LABEL, "tests.reliability.hostile:HostileChunker"
-    )
+    monkeypatch.setitem(chunker_registry._BY_NAME, HOSTILE_LABEL, HOSTILE_ROW)
     good = _raw("good.md", b"# Fine\n\nA normal document with one paragraph.\n")
     hostile = [
         _raw("p-hang.md", b"HANG forever"),

@@ -28,7 +28,7 @@ from kebab_chunk.beam import (
     WriteErrors,
     WriteManifest,
 )
-from kebab_chunk.beam._testing import hostile_parse
+from kebab_chunk.beam._testing import EXPLODING_ROW, hostile_parse
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.chunkers import registry as chunker_registry
 from kebab_chunk.chunkers.registry import get_chunker
@@ -265,11 +265,7 @@ def test_chunk_documents_reports_documents_no_requested_chunker_accepts() -> Non
 def test_chunk_documents_turns_chunker_exceptions_into_error_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(
-        chunker_registry._REGISTRY,
-        "exploding-test-v0",
-        "kebab_chunk.beam._testing:ExplodingChunker",
-    )
+    monkeypatch.setitem(chunker_registry._BY_NAME, "exploding-test-v0", EXPLODING_ROW)
     boom = parse_document(b"# Title\n\nBOOM goes the chunker\n", "boom.md")
     calm = _docs("guides/configuration.md")[0]
     labels = ["md-heading-v1", "exploding-test-v0"]

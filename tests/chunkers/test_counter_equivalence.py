@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import CanonicalDocument, make_policy
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
 from kebab_chunk.tokenizers.base import Counter, CounterCache, CutRule
@@ -38,10 +39,11 @@ def _no_rule(tokenizer: Tokenizer) -> CutRule | None:
     return None
 
 
-FAST, SLOW = HybridV1Chunker(), HybridV1Chunker()
+FAST, SLOW = HybridChunker(label("hybrid-v1")), HybridChunker(label("hybrid-v1"))
 SLOW._counters = CounterCache(_plain)
 SLOW._cut_rule = _no_rule
-FAST_H, SLOW_H = HierarchicalV1Chunker(), HierarchicalV1Chunker()
+FAST_H = HierarchicalV1Chunker(label("hierarchical-v1"))
+SLOW_H = HierarchicalV1Chunker(label("hierarchical-v1"))
 SLOW_H._counters = CounterCache(_plain)
 SLOW_H._cut_rule = _no_rule
 
@@ -92,7 +94,7 @@ def test_any_text_chunks_equal_plain_counting(
 
 def test_a_used_chunker_pickles_without_its_memo() -> None:
     """Beam ships chunkers to workers: no tokenizer or memo travels, and it still works."""
-    chunker = HybridV1Chunker()
+    chunker = HybridChunker(label("hybrid-v1"))
     _, doc = parse("# Title\n\n" + "Words repeat, words repeat. " * 80, "\n")
     policy = make_policy(tokenizer=MINILM, max_tokens=40)
     before = chunker.chunk(doc, policy)
@@ -123,7 +125,7 @@ def test_merged_chunks_and_prefixes_are_not_counted_again(tokenizer: str) -> Non
 
         return count
 
-    chunker = HybridV1Chunker()
+    chunker = HybridChunker(label("hybrid-v1"))
     chunker._counters = CounterCache(spy)
     source = "# Guide\n\n" + "\n\n".join(f"Paragraph {i} says hello." for i in range(6))
     _, doc = parse(source, "\n")

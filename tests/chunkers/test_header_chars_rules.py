@@ -3,15 +3,13 @@
 Every ``md-header-chars-*`` label is a :class:`HeaderCharsRules` value run by the engine in
 ``kebab_chunk/chunkers/_header_chars.py``. Here: each label is such a row and has goldens
 for exactly the fixtures and policies its golden test runs; each rules field is a real
-behaviour difference (flipping it changes at least one golden of every label); and no
-label module imports another label's.
+behaviour difference (flipping it changes at least one golden of every label). What holds
+for every row of the table is ``tests/chunkers/test_label_table.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import importlib
 import typing
 from pathlib import Path
 from typing import Any
@@ -19,18 +17,15 @@ from typing import Any
 import pytest
 
 from kebab_chunk.chunkers import get_chunker, registered_labels
-from kebab_chunk.chunkers._header_chars import HeaderCharsChunker, HeaderCharsRules
-from kebab_chunk.chunkers.registry import _REGISTRY
+from kebab_chunk.chunkers._header_chars import HeaderCharsChunker
+from kebab_chunk.chunkers.registry import label
+from kebab_chunk.chunkers.rules import HeaderCharsRules
 from kebab_chunk.errors import ParseError
 from tests.chunkers.test_md_header_chars_v1 import FIXTURES, GOLDEN_POLICIES, ROOT
 from tests.golden import GOLDEN_DIR, assert_golden, parse_for_golden
 
-FAMILY = sorted(label for label in registered_labels() if label.startswith("md-header-chars-"))
+FAMILY = sorted(name for name in registered_labels() if name.startswith("md-header-chars-"))
 FIELDS = [f.name for f in dataclasses.fields(HeaderCharsRules)]
-
-
-def _module_of(label: str) -> str:
-    return _REGISTRY[label].partition(":")[0]
 
 
 def _golden_name(path: Path, policy_name: str) -> str:
@@ -65,41 +60,39 @@ def test_the_family_has_two_labels_at_least() -> None:
     assert FIELDS, "HeaderCharsRules names no difference"
 
 
-@pytest.mark.parametrize("label", FAMILY)
-def test_each_label_is_a_rules_row(label: str) -> None:
-    module = importlib.import_module(_module_of(label))
-    chunker = get_chunker(label)
-    assert isinstance(chunker, HeaderCharsChunker)
-    assert module.VERSION == chunker.version == label
-    assert isinstance(module.RULES, HeaderCharsRules)
-    assert chunker.rules is module.RULES
+@pytest.mark.parametrize("name", FAMILY)
+def test_each_label_is_a_rules_row(name: str) -> None:
+    chunker = get_chunker(name)
+    assert isinstance(chunker, HeaderCharsChunker) and chunker.version == name
+    assert isinstance(label(name).rules, HeaderCharsRules)
+    assert chunker.rules is label(name).rules
 
 
 def test_no_two_labels_share_a_row() -> None:
-    chunkers = [get_chunker(label) for label in FAMILY]
+    chunkers = [get_chunker(name) for name in FAMILY]
     rows = {c.rules for c in chunkers if isinstance(c, HeaderCharsChunker)}
     assert len(rows) == len(FAMILY)
 
 
-@pytest.mark.parametrize("label", FAMILY)
-def test_every_label_has_goldens_and_none_is_orphaned(label: str) -> None:
+@pytest.mark.parametrize("label_name", FAMILY)
+def test_every_label_has_goldens_and_none_is_orphaned(label_name: str) -> None:
     expected = {_golden_name(p, name) + ".json" for p in FIXTURES for name in GOLDEN_POLICIES}
-    stored = {p.name for p in (GOLDEN_DIR / label).glob("*")}
+    stored = {p.name for p in (GOLDEN_DIR / label_name).glob("*")}
     assert stored == expected, (
         f"missing: {sorted(expected - stored)}; orphaned: {sorted(stored - expected)}"
     )
 
 
 @pytest.mark.parametrize("field", FIELDS)
-@pytest.mark.parametrize("label", FAMILY)
-def test_flipping_a_rules_field_changes_a_golden(label: str, field: str) -> None:
+@pytest.mark.parametrize("label_name", FAMILY)
+def test_flipping_a_rules_field_changes_a_golden(label_name: str, field: str) -> None:
     """For each other value of ``field``, the label's chunker with that one field changed
     gives other records than the label's golden on at least one fixture and policy."""
-    chunker = get_chunker(label)
+    chunker = get_chunker(label_name)
     assert isinstance(chunker, HeaderCharsChunker)
     for value in _flips(chunker.rules, field):
         rules = dataclasses.replace(chunker.rules, **{field: value})
-        flipped = type("Flipped", (type(chunker),), {"rules": rules})()
+        flipped = HeaderCharsChunker(dataclasses.replace(label(label_name), rules=rules))
         changed = None
         for path in FIXTURES:
             for policy_name in sorted(GOLDEN_POLICIES):
@@ -107,25 +100,8 @@ def test_flipping_a_rules_field_changes_a_golden(label: str, field: str) -> None
                 if base != _output(flipped, path, policy_name):
                     changed = _golden_name(path, policy_name)
                     # What changed is the golden itself (never written with the flip).
-                    assert_golden(label, changed, base)
+                    assert_golden(label_name, changed, base)
                     break
             if changed:
                 break
-        assert changed, f"{label}: {field}={value!r} changes no golden; it names no difference"
-
-
-@pytest.mark.parametrize("label", FAMILY)
-def test_a_label_module_imports_no_other_label(label: str) -> None:
-    own = _module_of(label)
-    label_modules = {_module_of(other) for other in _REGISTRY} - {own}
-    path = ROOT / (own.replace(".", "/") + ".py")
-    imported: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0 and node.module, f"{own}: a relative import"
-            # ``from package import module`` imports the module too.
-            imported.add(node.module)
-            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    assert not imported & label_modules, f"{own} imports {sorted(imported & label_modules)}"
+        assert changed, f"{label_name}: {field}={value!r} changes no golden; it names no difference"

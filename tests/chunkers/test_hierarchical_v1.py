@@ -9,12 +9,13 @@ import pytest
 from kebab_chunk.chunkers import Chunker, get_chunker
 from kebab_chunk.chunkers.contextualize import contextualize
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import Chunk, LineSpan, ListBlock, make_policy
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.tokenizers import get_tokenizer
 from tests.chunkers.token_docs import H, Img, Items, P, Table, build, doc_with
 
-CHUNKER = HierarchicalV1Chunker()
+CHUNKER = HierarchicalV1Chunker(label("hierarchical-v1"))
 TOKENIZERS = ["bytes-3", "hf:all-MiniLM-L6-v2", "tiktoken:cl100k_base"]
 
 PARTS = [

@@ -13,8 +13,9 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import CanonicalDocument, Chunk, HeadingBlock, TableBlock, make_policy
 from kebab_chunk.parsers.markdown import MarkdownParser
 from tests.chunkers.helpers import FIXED_WORDS, sentences, words
@@ -28,8 +29,8 @@ from tests.chunkers.token_docs import (
 )
 
 TOKENIZERS = ["bytes-3", "hf:all-MiniLM-L6-v2", "tiktoken:cl100k_base"]
-HYBRID = HybridV1Chunker()
-HIERARCHICAL = HierarchicalV1Chunker()
+HYBRID = HybridChunker(label("hybrid-v1"))
+HIERARCHICAL = HierarchicalV1Chunker(label("hierarchical-v1"))
 
 word = words(max_size=30)
 sentence = sentences(word, max_words=14)

@@ -2,32 +2,30 @@
 behaviour difference, every golden accounted for.
 
 hybrid-v1 to v4 are :class:`kebab_chunk.chunkers._hybrid.HybridChunker` with one
-:class:`~kebab_chunk.chunkers._hybrid.HybridRules` row each, written out whole in the label
-module. The inputs of every golden of the family are listed here (the fixtures and policies
-each label's golden test runs), so a golden no input makes (an orphan) fails, and so does a
+:class:`~kebab_chunk.chunkers.rules.HybridRules` value each, in their registry rows. The
+inputs of every golden of the family are listed here (the fixtures and policies each
+label's golden test runs), so a golden no input makes (an orphan) fails, and so does a
 rule whose flip leaves every golden of the family as it is (a field that is not a
-behaviour). That no hybrid module imports another label's is checked with the other
-migrated families (``tests/chunkers/test_page_rules.py``, ``MIGRATED``).
+behaviour). What holds for every row of the table is ``tests/chunkers/test_label_table.py``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import pytest
 
-from kebab_chunk.chunkers._hybrid import HybridChunker, HybridRules
-from kebab_chunk.chunkers.registry import _REGISTRY, get_chunker, registered_labels
+from kebab_chunk.chunkers._hybrid import HybridChunker
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
+from kebab_chunk.chunkers.rules import HybridRules
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
 from tests.chunkers import test_hybrid_v2, test_hybrid_v3, test_hybrid_v4, test_token_goldens
 from tests.golden import GOLDEN_DIR, parse_for_golden, rendered_golden
 
 FAMILY_PREFIX = "hybrid-"
-FAMILY = sorted(label for label in registered_labels() if label.startswith(FAMILY_PREFIX))
+FAMILY = sorted(name for name in registered_labels() if name.startswith(FAMILY_PREFIX))
 FIELDS = [f.name for f in dataclasses.fields(HybridRules)]
 
 
@@ -71,9 +69,9 @@ def _name(uri: str) -> str:
     return uri.replace("/", "__")
 
 
-def _output(chunker: HybridChunker, label: str, uri: str) -> str:
-    """What ``label``'s golden test would write for ``uri`` with ``chunker``."""
-    goldens = GOLDENS[label]
+def _output(chunker: HybridChunker, name: str, uri: str) -> str:
+    """What label ``name``'s golden test would write for ``uri`` with ``chunker``."""
+    goldens = GOLDENS[name]
     data: dict[str, list[dict[str, Any]]] = {}
     for name, policy in goldens.policies.items():
         chunks = chunker.chunk(_doc(uri), policy)
@@ -87,8 +85,8 @@ def _output(chunker: HybridChunker, label: str, uri: str) -> str:
     return rendered_golden(data)
 
 
-def _stored(label: str, uri: str) -> str:
-    return (GOLDEN_DIR / label / f"{_name(uri)}.json").read_text(encoding="utf-8")
+def _stored(name: str, uri: str) -> str:
+    return (GOLDEN_DIR / name / f"{_name(uri)}.json").read_text(encoding="utf-8")
 
 
 def _flipped(value: object) -> object:
@@ -99,20 +97,17 @@ def _flipped(value: object) -> object:
 
 
 def _with_rules(chunker: HybridChunker, rules: HybridRules) -> HybridChunker:
-    cls: Callable[[], HybridChunker] = type("Flipped", (type(chunker),), {"rules": rules})
-    return cls()
+    return HybridChunker(dataclasses.replace(label(chunker.version), rules=rules))
 
 
 def test_the_engine_makes_every_hybrid_label() -> None:
     assert {"hybrid-v1", "hybrid-v2", "hybrid-v3", "hybrid-v4"} <= set(FAMILY)
     assert sorted(GOLDENS) == FAMILY, "a hybrid label without its golden test listed here"
     rows = set()
-    for label in FAMILY:
-        module = importlib.import_module(_REGISTRY[label].partition(":")[0])
-        chunker = get_chunker(label)
-        assert isinstance(chunker, HybridChunker)
-        assert module.VERSION == chunker.version == label
-        assert isinstance(module.RULES, HybridRules) and chunker.rules is module.RULES
+    for name in FAMILY:
+        chunker = get_chunker(name)
+        assert isinstance(chunker, HybridChunker) and chunker.version == name
+        assert isinstance(label(name).rules, HybridRules) and chunker.rules is label(name).rules
         rows.add(chunker.rules)
     assert len(rows) == len(FAMILY), "two labels share a row"
 
@@ -120,11 +115,11 @@ def test_the_engine_makes_every_hybrid_label() -> None:
 def test_every_label_has_goldens_and_no_golden_is_orphaned() -> None:
     folders = {path.name for path in GOLDEN_DIR.glob(f"{FAMILY_PREFIX}*") if path.is_dir()}
     assert folders == set(FAMILY)
-    for label in FAMILY:
-        expected = {f"{_name(uri)}.json" for uri in GOLDENS[label].fixtures}
-        stored = {path.name for path in (GOLDEN_DIR / label).iterdir()}
+    for name in FAMILY:
+        expected = {f"{_name(uri)}.json" for uri in GOLDENS[name].fixtures}
+        stored = {path.name for path in (GOLDEN_DIR / name).iterdir()}
         assert stored == expected, (
-            f"{label}: missing {sorted(expected - stored)}; orphaned {sorted(stored - expected)}"
+            f"{name}: missing {sorted(expected - stored)}; orphaned {sorted(stored - expected)}"
         )
 
 
@@ -132,15 +127,15 @@ def test_every_label_has_goldens_and_no_golden_is_orphaned() -> None:
 def test_flipping_each_rule_changes_a_golden_of_the_family(field: str) -> None:
     """The first golden of the family (label by label, fixture by fixture) that a label's
     chunker with this one field flipped does not reproduce, and its own row does."""
-    for label in FAMILY:
-        chunker = get_chunker(label)
+    for name in FAMILY:
+        chunker = get_chunker(name)
         assert isinstance(chunker, HybridChunker)
         rules = chunker.rules
         flipped = _with_rules(
             chunker, dataclasses.replace(rules, **{field: _flipped(getattr(rules, field))})
         )
-        for uri in GOLDENS[label].fixtures:
-            if _output(flipped, label, uri) != _stored(label, uri):
-                assert _output(chunker, label, uri) == _stored(label, uri), (label, uri)
+        for uri in GOLDENS[name].fixtures:
+            if _output(flipped, name, uri) != _stored(name, uri):
+                assert _output(chunker, name, uri) == _stored(name, uri), (name, uri)
                 return
     pytest.fail(f"HybridRules.{field} changes no golden of {FAMILY}: not a behaviour")

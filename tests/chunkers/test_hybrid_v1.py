@@ -11,8 +11,9 @@ import pytest
 from kebab_chunk.chunkers import Chunker, get_chunker
 from kebab_chunk.chunkers import _hybrid as hybrid_module
 from kebab_chunk.chunkers._budget import resolve_max_tokens
+from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.contextualize import contextualize
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import (
     CanonicalDocument,
     Chunk,
@@ -38,7 +39,7 @@ from tests.chunkers.token_docs import (
     rendered_doc,
 )
 
-CHUNKER = HybridV1Chunker()
+CHUNKER = HybridChunker(label("hybrid-v1"))
 TOKENIZERS = ["bytes-3", "hf:all-MiniLM-L6-v2", "tiktoken:cl100k_base"]
 
 
@@ -391,7 +392,7 @@ def test_iter_chunks_streams(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_registered_and_satisfies_the_protocol() -> None:
     chunker = get_chunker("hybrid-v1")
-    assert isinstance(chunker, Chunker) and isinstance(chunker, HybridV1Chunker)
+    assert isinstance(chunker, Chunker) and isinstance(chunker, HybridChunker)
 
 
 def test_spans_are_line_spans_for_text_sources() -> None:

@@ -33,11 +33,9 @@ from hypothesis import strategies as st
 from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk.chunkers._budget import resolve_max_tokens
 from kebab_chunk.chunkers._context import bound_line
-from kebab_chunk.chunkers._hybrid import embedded_text, part_ranges, trim_context
+from kebab_chunk.chunkers._hybrid import HybridChunker, embedded_text, part_ranges, trim_context
 from kebab_chunk.chunkers.contextualize import contextualize
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
-from kebab_chunk.chunkers.hybrid_v2 import HybridV2Chunker
-from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.errors import UsageError
 from kebab_chunk.model import (
     Block,
@@ -91,12 +89,12 @@ def _parse_pinned(raw: bytes, uri: str) -> CanonicalDocument:
     )
 
 
-def v1() -> HybridV1Chunker:
-    return HybridV1Chunker()
+def v1() -> HybridChunker:
+    return HybridChunker(label("hybrid-v1"))
 
 
-def v2() -> HybridV2Chunker:
-    return HybridV2Chunker()
+def v2() -> HybridChunker:
+    return HybridChunker(label("hybrid-v2"))
 
 
 @cache
@@ -133,7 +131,7 @@ def promises(
     may not), the record keeps the element's whole heading path (``bounded``, hybrid-v4:
     every line of it, each cut by ``bound_line``), and a chunk with one line span is the
     exact source slice it cites (``source``: None when texts are rendered)."""
-    chunker = HybridV2Chunker()
+    chunker = HybridChunker(label("hybrid-v2"))
     tokenizer = get_tokenizer(policy.tokenizer)
     limit = budget(policy)
     for chunk in chunks:
@@ -164,7 +162,7 @@ def check(
 def test_v2_is_registered_beside_v1() -> None:
     assert {V1, V2} <= set(registered_labels())
     chunker = get_chunker(V2)
-    assert isinstance(chunker, HybridV2Chunker) and chunker.uses_tokenizers is None
+    assert isinstance(chunker, HybridChunker) and chunker.uses_tokenizers is None
 
 
 # ----------------------------------------------------------------------------- citations
@@ -502,14 +500,14 @@ def test_markdown_slice_ids_do_not_depend_on_document_offsets() -> None:
     paragraph = " ".join(f"Word{n} is here." for n in range(200))
     policy = make_policy(max_tokens=40, overlap_tokens=8)
     ids = {}
-    for label in (V1, V2):
+    for name in (V1, V2):
         found = []
         for intro in ("Short intro.", "A much longer introduction paragraph than before."):
             built = build([H(1, "Intro"), P(intro), H(1, "Body"), P(paragraph)])
-            chunks = get_chunker(label).chunk(built.doc, policy)
+            chunks = get_chunker(name).chunk(built.doc, policy)
             found.append({c.chunk_id for c in chunks if c.heading_path == ("Body",)})
         assert len(found[0]) > 3
-        ids[label] = found
+        ids[name] = found
     assert ids[V1][0] != ids[V1][1]
     assert ids[V2][0] == ids[V2][1]
 

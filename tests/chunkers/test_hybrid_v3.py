@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kebab_chunk.chunkers.hybrid_v3 import HybridV3Chunker
-from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.chunkers._hybrid import HybridChunker
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, LineSpan, make_policy
 from kebab_chunk.parsers.registry import parse_document
 from tests.chunkers.test_hybrid_v2 import (
@@ -108,7 +108,7 @@ def test_merged_mixed_chunk_is_rendered_and_not_claimed_exact() -> None:
 def test_golden(uri: str) -> None:
     """Each record plus its text to embed, under four policies (one file per fixture)."""
     doc = parse_for_golden((FIXTURES / uri).read_bytes(), uri)
-    chunker = HybridV3Chunker()
+    chunker = HybridChunker(label("hybrid-v3"))
     data = {}
     for name, policy in GOLDEN_POLICIES.items():
         chunks = chunker.chunk(doc, policy)

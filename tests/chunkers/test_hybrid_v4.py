@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.chunkers._context import bound_line
-from kebab_chunk.chunkers.hybrid_v4 import HybridV4Chunker
+from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.registry import (
     DEFAULT_LABELS_BY_MEDIA_TYPE,
     get_chunker,
+    label,
     registered_labels,
 )
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
@@ -63,7 +64,7 @@ def test_a_wide_csv_header_is_recorded_cut_and_output_stays_linear() -> None:
     old = get_chunker(V3).chunk(doc, policy)
     assert _chars(old) > 40 * size, "v3 repeats the whole header on every continuation"
     warnings: list[str] = []
-    new = list(HybridV4Chunker().iter_chunks(doc, policy, warnings))
+    new = list(HybridChunker(label("hybrid-v4")).iter_chunks(doc, policy, warnings))
     assert _chars(new) <= 3 * size
     assert [c.text for c in new] == [c.text for c in old], "the same pieces"
     header = doc.blocks[0].text.split("\n", 1)[0]
@@ -134,7 +135,7 @@ def test_v4_keeps_v2_promises_with_lines_bounded(uri: str, policy_name: str) -> 
 def test_golden(uri: str) -> None:
     """Each record plus its text to embed, under four policies (one file per fixture)."""
     doc = parse_for_golden((FIXTURES / uri).read_bytes(), uri)
-    chunker = HybridV4Chunker()
+    chunker = HybridChunker(label("hybrid-v4"))
     data = {}
     for name, policy in GOLDEN_POLICIES.items():
         chunks = chunker.chunk(doc, policy)

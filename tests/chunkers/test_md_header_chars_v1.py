@@ -13,11 +13,8 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.chunkers import Chunker, get_chunker, registered_labels
-from kebab_chunk.chunkers.md_header_chars_v1 import (
-    MdHeaderCharsV1Chunker,
-    char_budget,
-    plan_chunks,
-)
+from kebab_chunk.chunkers._header_chars import HeaderCharsChunker, char_budget
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.errors import ParseError, UnsupportedDocumentError
 from kebab_chunk.model import (
     CanonicalDocument,
@@ -34,7 +31,7 @@ from tests.chunkers.token_docs import page_doc
 from tests.golden import assert_golden, parse_for_golden
 
 LABEL = "md-header-chars-v1"
-CHUNKER = MdHeaderCharsV1Chunker()
+CHUNKER = HeaderCharsChunker(label("md-header-chars-v1"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -67,7 +64,7 @@ def _check_spans(source: str, record: Chunk) -> None:
 def test_registered_under_its_label() -> None:
     assert LABEL in registered_labels()
     chunker = get_chunker(LABEL)
-    assert isinstance(chunker, MdHeaderCharsV1Chunker)
+    assert isinstance(chunker, HeaderCharsChunker)
     assert isinstance(chunker, Chunker)
     assert chunker.version == LABEL
     assert "characters" in chunker.accepts_description
@@ -209,7 +206,7 @@ def test_captions_of_images_in_the_chunk() -> None:
 def test_plan_rejects_a_bad_budget() -> None:
     doc = parse_document(b"text", "a.md")
     with pytest.raises(ValueError, match="max_chars > 0"):
-        plan_chunks(doc, 10, 10)
+        HeaderCharsChunker(label("md-header-chars-v1")).plan_chunks(doc, 10, 10)
 
 
 def test_same_records_across_hash_seeds() -> None:

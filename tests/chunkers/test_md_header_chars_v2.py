@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kebab_chunk.chunkers import Chunker, get_chunker, registered_labels
-from kebab_chunk.chunkers.md_header_chars_v1 import MdHeaderCharsV1Chunker, char_budget
-from kebab_chunk.chunkers.md_header_chars_v2 import MdHeaderCharsV2Chunker, plan_chunks
+from kebab_chunk.chunkers._header_chars import HeaderCharsChunker, char_budget
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.errors import ParseError, UnsupportedDocumentError
 from kebab_chunk.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, LineSpan, make_policy
@@ -34,8 +34,8 @@ from tests.golden import assert_golden, parse_for_golden
 from tests.test_markdown_chunker_properties import ANY_TEXT, MARKDOWN
 
 LABEL = "md-header-chars-v2"
-CHUNKER = MdHeaderCharsV2Chunker()
-V1 = MdHeaderCharsV1Chunker()
+CHUNKER = HeaderCharsChunker(label("md-header-chars-v2"))
+V1 = HeaderCharsChunker(label("md-header-chars-v1"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -74,7 +74,7 @@ def _line_breaks(text: str) -> int:
 def test_registered_beside_v1() -> None:
     assert {LABEL, "md-header-chars-v1"} <= set(registered_labels())
     chunker = get_chunker(LABEL)
-    assert isinstance(chunker, MdHeaderCharsV2Chunker)
+    assert isinstance(chunker, HeaderCharsChunker)
     assert isinstance(chunker, Chunker)
     assert chunker.version == LABEL
     assert "exact source slice" in chunker.accepts_description
@@ -106,7 +106,7 @@ def test_the_refusal_of_another_media_type_suggests_no_wrong_label(chunker: Chun
 
 def test_plan_rejects_a_bad_budget() -> None:
     with pytest.raises(ValueError, match="max_chars > 0"):
-        plan_chunks(_doc("text"), 10, 10)
+        HeaderCharsChunker(label("md-header-chars-v2")).plan_chunks(_doc("text"), 10, 10)
 
 
 # --- the defect: v1 texts are not the slices they cite; v2 texts are ------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.markdown import MarkdownParser
@@ -47,9 +48,9 @@ def test_long_section_fixture_exists_and_is_long() -> None:
     doc = MarkdownParser().parse(raw, "markdown/long-section.md")
     kinds = {block.kind for block in doc.blocks}
     assert {"heading", "paragraph", "list", "code", "table", "image_ref"} <= kinds
-    chunks = MdHeadingV1Chunker().chunk(doc, POLICIES["t512-o64"])
+    chunks = MdHeadingV1Chunker(label("md-heading-v1")).chunk(doc, POLICIES["t512-o64"])
     assert any(len(c.block_ids) > 2 for c in chunks), "a long section packs several blocks"
-    small = MdHeadingV1Chunker().chunk(doc, POLICIES["t120-o24"])
+    small = MdHeadingV1Chunker(label("md-heading-v1")).chunk(doc, POLICIES["t120-o24"])
     assert len({c.block_ids for c in small}) < len(small), "a paragraph splits at 120 tokens"
 
 
@@ -63,7 +64,7 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     uri = path.relative_to(FIXTURES).as_posix()
     source, _ = decode_text(raw, uri)
     doc = MarkdownParser().parse(raw, uri)
-    chunks = MdHeadingV1Chunker().chunk(doc, policy)
+    chunks = MdHeadingV1Chunker(label("md-heading-v1")).chunk(doc, policy)
     check_invariants(source, doc, chunks, policy)
     assert_golden(
         "md-heading-v1",

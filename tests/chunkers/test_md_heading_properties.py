@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from kebab_chunk.chunkers._split import split_atoms, split_ranges, utf8_len
 from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.markdown import MarkdownParser
@@ -34,7 +35,7 @@ from tests.chunkers.test_md_heading_v1 import (
     table,
 )
 
-CHUNKER = MdHeadingV1Chunker()
+CHUNKER = MdHeadingV1Chunker(label("md-heading-v1"))
 
 word = words(max_size=40)
 sentence = sentences(word, max_words=12)

@@ -1,8 +1,8 @@
 """The md-heading labels as data (issue 32): every label a row of one engine, every rule a
-real behaviour difference, every golden accounted for, no label importing another.
+real behaviour difference, every golden accounted for.
 
 md-heading-v2 and v3 are :class:`kebab_chunk.chunkers._md_heading.MdHeadingChunker` with
-one :class:`~kebab_chunk.chunkers._md_heading.MdHeadingRules` row each; md-heading-v1 keeps
+one :class:`~kebab_chunk.chunkers.rules.MdHeadingRules` value each; md-heading-v1 keeps
 its own engine (docs/decisions.md, "Issue 32: the md-heading labels are rows of one
 engine"). The inputs of every golden of the family are listed here, so a golden no input
 makes (an orphan) fails, and so does a rule whose flip leaves every golden of the engine's
@@ -15,7 +15,6 @@ others with the chunker's own output, as each label's golden test writes them.
 
 from __future__ import annotations
 
-import importlib
 import typing
 from collections.abc import Callable
 from dataclasses import fields, replace
@@ -25,9 +24,10 @@ from typing import Any
 
 import pytest
 
-from kebab_chunk.chunkers._md_heading import MdHeadingChunker, MdHeadingRules
+from kebab_chunk.chunkers._md_heading import MdHeadingChunker
 from kebab_chunk.chunkers.embedding import with_embedding
-from kebab_chunk.chunkers.registry import _REGISTRY, get_chunker, registered_labels
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
+from kebab_chunk.chunkers.rules import MdHeadingRules
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
 from kebab_chunk.parsers.markdown import MarkdownParser
 from tests.chunkers.test_md_heading_v2 import (
@@ -36,13 +36,10 @@ from tests.chunkers.test_md_heading_v2 import (
     _markdown_fixtures,
     long_heading_doc,
 )
-from tests.chunkers.test_page_rules import _goldens, _stored, label_imports
+from tests.chunkers.test_page_rules import _goldens, _stored
 from tests.golden import GOLDEN_DIR, rendered_golden
 
-CHUNKERS = Path(__file__).resolve().parents[2] / "kebab_chunk" / "chunkers"
 FAMILY = "md-heading-"
-#: Modules of the family that are no label: they may import no label module either.
-FAMILY_SHARED = ("_md_heading", "_budget")
 FIELDS = [f.name for f in fields(MdHeadingRules)]
 
 
@@ -72,67 +69,57 @@ INPUTS = _inputs()
 
 #: The rules of every registered label the engine makes, by label.
 ROWS = {
-    label: chunker.rules
-    for label in registered_labels()
-    if isinstance(chunker := get_chunker(label), MdHeadingChunker)
+    name: chunker.rules
+    for name in registered_labels()
+    if isinstance(chunker := get_chunker(name), MdHeadingChunker)
 }
 
 
-def _output(rules: MdHeadingRules, name: str, embedded: bool) -> str:
-    """The golden ``name`` as the engine with ``rules`` writes it (``embedded``: as records
-    with ``embed_text``, which the chunker leaves None)."""
+def _output(label_name: str, rules: MdHeadingRules, name: str, embedded: bool) -> str:
+    """The golden ``name`` as the engine with label ``label_name``'s row but ``rules`` writes
+    it (``embedded``: as records with ``embed_text``, which the chunker leaves None)."""
     make_doc, policy = INPUTS[name]
-    chunker = MdHeadingChunker(rules)
+    chunker = MdHeadingChunker(replace(label(label_name), rules=rules))
     chunks = chunker.chunk(make_doc(), policy)
     if embedded:
         chunks = with_embedding(chunks, chunker, policy)
     return rendered_golden([c.model_dump(mode="json") for c in chunks])
 
 
-def _matches(label: str, rules: MdHeadingRules, name: str) -> bool:
-    stored = _stored(label, name)
-    return _output(rules, name, '"embed_text":' in stored) == stored
+def _matches(label_name: str, rules: MdHeadingRules, name: str) -> bool:
+    stored = _stored(label_name, name)
+    return _output(label_name, rules, name, '"embed_text":' in stored) == stored
 
 
 def _flips(value: object, name: str) -> list[Any]:
-    """Every other value of a rule (a bool's negation, a Literal's other choices, another
-    label); a field of another type needs its flips written here."""
+    """Every other value of a rule (a bool's negation, a Literal's other choices); a field
+    of another type needs its flips written here."""
     hint = typing.get_type_hints(MdHeadingRules)[name]
     if hint is bool:
         return [not value]
     if typing.get_origin(hint) is typing.Literal:
         return [choice for choice in typing.get_args(hint) if choice != value]
-    if hint is str:
-        return [f"{value}-flipped"]
     raise AssertionError(f"MdHeadingRules.{name}: no flips known for {hint!r}; add them")
 
 
 def test_the_engine_makes_every_md_heading_label_but_v1() -> None:
-    family = [label for label in registered_labels() if label.startswith(FAMILY)]
+    family = [name for name in registered_labels() if name.startswith(FAMILY)]
     assert {"md-heading-v2", "md-heading-v3"} <= set(ROWS)
-    assert sorted(ROWS) == [label for label in family if label != "md-heading-v1"]
+    assert sorted(ROWS) == [name for name in family if name != "md-heading-v1"]
     assert len(set(ROWS.values())) == len(ROWS), "two labels share a row"
-    for label, rules in ROWS.items():
-        assert get_chunker(label).version == rules.version == label
-
-
-@pytest.mark.parametrize("label", sorted(ROWS))
-def test_each_label_module_holds_its_row_written_out(label: str) -> None:
-    module = importlib.import_module(_REGISTRY[label].partition(":")[0])
-    assert label == module.VERSION
-    assert isinstance(module.RULES, MdHeadingRules)
-    assert get_chunker(label).rules is module.RULES
+    for name, rules in ROWS.items():
+        assert get_chunker(name).version == name and rules is label(name).rules
 
 
 def test_every_label_of_the_family_has_goldens_and_no_golden_folder_is_orphaned() -> None:
-    family = {label for label in registered_labels() if label.startswith(FAMILY)}
+    family = {row for row in registered_labels() if row.startswith(FAMILY)}
     folders = {path.name for path in GOLDEN_DIR.glob(f"{FAMILY}*") if path.is_dir()}
     assert folders == family
-    assert all(_goldens(label) for label in family)
+    assert all(_goldens(row) for row in family)
     expected = {_golden_name(p, name) for p in _markdown_fixtures() for name in GOLDEN_POLICIES}
-    for label in family:  # md-heading-v1 included: every fixture at both golden policies
-        missing = expected - set(_goldens(label))
-        assert not missing, f"{label} has no golden for {sorted(missing)}"
+    for row in family:  # md-heading-v1 included: every fixture at both golden policies
+        missing = expected - set(_goldens(row))
+        assert not missing, f"{row} has no golden for {sorted(missing)}"
 
 
 @pytest.mark.parametrize("label", sorted(ROWS))
@@ -158,18 +145,3 @@ def test_flipping_each_rule_changes_a_golden_of_the_family(field: str) -> None:
         if not _matches(label, replace(rules, **{field: value}), name)
     ]
     assert changed, f"MdHeadingRules.{field} changes no golden of {sorted(ROWS)}: not a behaviour"
-
-
-def test_no_module_of_the_family_imports_another_labels_module() -> None:
-    modules = {
-        target.partition(":")[0].removeprefix("kebab_chunk.chunkers."): label
-        for label, target in _REGISTRY.items()
-    }
-    checked = [module for module, label in modules.items() if label.startswith(FAMILY)]
-    assert {"md_heading_v1", "md_heading_v2", "md_heading_v3"} <= set(checked)
-    violations = []
-    for module in [*checked, *FAMILY_SHARED]:
-        source = (CHUNKERS / f"{module}.py").read_text(encoding="utf-8")
-        for imported in sorted(label_imports(source, set(modules) - {module})):
-            violations.append(f"{module} imports {imported}")
-    assert not violations, "a label's code imports another label's:\n" + "\n".join(violations)

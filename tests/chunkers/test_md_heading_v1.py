@@ -18,6 +18,7 @@ import pytest
 
 from kebab_chunk.chunkers import get_chunker
 from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     BLOCK_ADAPTER,
@@ -32,7 +33,7 @@ from kebab_chunk.model import (
 from kebab_chunk.model.ids import block_id, chunk_id, content_hash, doc_id
 from tests.chunkers.helpers import outputs_under_hash_seeds
 
-CHUNKER = MdHeadingV1Chunker()
+CHUNKER = MdHeadingV1Chunker(label("md-heading-v1"))
 _BREAK = re.compile(r"\r\n|\r|\n")
 MEDIA_KINDS = ("image_ref", "audio_ref")
 
@@ -442,11 +443,11 @@ def test_determinism_identical_input_gives_identical_chunk_ids() -> None:
 _SUBPROCESS = """
 import itertools
 import json
-from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
+from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import ChunkPolicy
 from tests.chunkers.test_md_heading_v1 import _determinism_parts, build
 _, doc = build(_determinism_parts())
-chunks = MdHeadingV1Chunker().chunk(doc, ChunkPolicy(target_tokens=80, overlap_tokens=20))
+chunks = get_chunker("md-heading-v1").chunk(doc, ChunkPolicy(target_tokens=80, overlap_tokens=20))
 print(json.dumps([c.model_dump(mode="json") for c in chunks], sort_keys=True))
 """
 

@@ -29,9 +29,9 @@ import pytest
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk.chunkers._budget import budget_of
+from kebab_chunk.chunkers._md_heading import MdHeadingChunker
 from kebab_chunk.chunkers._separators import is_exact, join_gap, newline_style
-from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker
-from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.decode import decode_text
@@ -249,14 +249,15 @@ def test_no_heading_only_chunks(policy: ChunkPolicy) -> None:
 def test_lone_headings_travel_with_the_subsection() -> None:
     text = "# Guide\n\n## Parameters\n\n### size\n\nThe size in bytes.\n\n## Next\n\nMore.\n"
     doc = MarkdownParser().parse(text.encode(), "guide.md")
-    chunks = MdHeadingV2Chunker().chunk(doc, ChunkPolicy())
+    chunks = MdHeadingChunker(label("md-heading-v2")).chunk(doc, ChunkPolicy())
     assert [c.text for c in chunks] == [
         "# Guide\n\n## Parameters\n\n### size\n\nThe size in bytes.",
         "## Next\n\nMore.",
     ]
     assert chunks[0].heading_path == ("Guide", "Parameters", "size")
     only = MarkdownParser().parse(b"# A\n\n## B\n\n## C\n", "h.md")
-    assert [c.text for c in MdHeadingV2Chunker().chunk(only, ChunkPolicy())] == [
+    chunks = MdHeadingChunker(label("md-heading-v2")).chunk(only, ChunkPolicy())
+    assert [c.text for c in chunks] == [
         "# A\n\n## B\n\n## C"
     ]
 
@@ -283,7 +284,7 @@ def test_overlap_repeats_a_tail_within_budget() -> None:
     paragraph = " ".join(f"Sentence number {n} says something short." for n in range(40))
     doc = MarkdownParser().parse(f"# Long\n\n{paragraph}\n".encode(), "long.md")
     policy = make_policy(target_tokens=40, overlap_tokens=10)
-    chunks = MdHeadingV2Chunker().chunk(doc, policy)
+    chunks = MdHeadingChunker(label("md-heading-v2")).chunk(doc, policy)
     assert len(chunks) > 3
     overlapping = 0
     for prev, nxt in itertools.pairwise(chunks):
@@ -317,7 +318,7 @@ def test_ids_do_not_depend_on_document_offsets() -> None:
     """A long paragraph cut into slices keeps its slice ids when text before it grows."""
     paragraph = " ".join(f"Word{n} is here." for n in range(200))
     policy = make_policy(target_tokens=40, overlap_tokens=0)
-    chunker = MdHeadingV2Chunker()
+    chunker = MdHeadingChunker(label("md-heading-v2"))
     ids = []
     for intro in ("Short intro.", "A much longer introduction paragraph than before."):
         text = f"# Intro\n\n{intro}\n\n# Body\n\n{paragraph}\n"
@@ -351,7 +352,7 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     uri = path.relative_to(FIXTURES).as_posix()
     source, _ = decode_text(raw, uri)
     doc = MarkdownParser().parse(raw, uri)
-    chunks = MdHeadingV2Chunker().chunk(doc, policy)
+    chunks = MdHeadingChunker(label("md-heading-v2")).chunk(doc, policy)
     blocks = {b.block_id: b for b in doc.blocks}
     for chunk in chunks:
         kinds = [blocks[b].kind for b in chunk.block_ids]
@@ -384,7 +385,8 @@ def long_heading_doc() -> CanonicalDocument:
 
 
 def test_golden_long_heading() -> None:
-    chunks = MdHeadingV2Chunker().chunk(long_heading_doc(), GOLDEN_POLICIES["t120-o24"])
+    chunker = MdHeadingChunker(label("md-heading-v2"))
+    chunks = chunker.chunk(long_heading_doc(), GOLDEN_POLICIES["t120-o24"])
     assert len(chunks) > 1 and len(chunks[0].heading_path[0]) > 180
     assert_golden(V2, "long-heading.t120-o24", [c.model_dump(mode="json") for c in chunks])
 
@@ -395,4 +397,4 @@ def test_a_pdf_document_is_refused_with_the_default_pdf_chunker_named() -> None:
     pdf = Path(__file__).resolve().parents[2] / "fixtures" / "pdf" / "three-page-en.pdf"
     doc = parse_document(pdf.read_bytes(), pdf.name)
     with pytest.raises(UnsupportedDocumentError, match=r"use pdf-page-v3 for PDF.*hybrid-v4"):
-        MdHeadingV2Chunker().chunk(doc, ChunkPolicy())
+        MdHeadingChunker(label("md-heading-v2")).chunk(doc, ChunkPolicy())

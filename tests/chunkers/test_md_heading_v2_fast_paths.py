@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk.chunkers import _md_heading
+from kebab_chunk.chunkers._md_heading import MdHeadingChunker
 from kebab_chunk.chunkers._token_split import cut_levels
-from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.parsers.registry import get_parser
 
@@ -49,7 +50,7 @@ def _documents() -> tuple[CanonicalDocument, ...]:
 
 
 def _chunks(docs: tuple[CanonicalDocument, ...], policy: ChunkPolicy) -> list[Chunk]:
-    chunker = MdHeadingV2Chunker()
+    chunker = MdHeadingChunker(label("md-heading-v2"))
     return [c for doc in docs for c in chunker.chunk(doc, policy)]
 
 

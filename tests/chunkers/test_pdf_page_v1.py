@@ -12,6 +12,7 @@ import pytest
 
 from kebab_chunk.chunkers import get_chunker
 from kebab_chunk.chunkers.pdf_page_v1 import PdfPageV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
     CanonicalDocument,
@@ -38,7 +39,7 @@ PARSEABLE_FIXTURES = (
     "with-empty-page.pdf",
     "encrypted-empty-password.pdf",
 )
-CHUNKER = PdfPageV1Chunker()
+CHUNKER = PdfPageV1Chunker(label("pdf-page-v1"))
 
 
 def page_doc(pages: Sequence[str], source_uri: str = "mem/doc.pdf") -> CanonicalDocument:

@@ -32,9 +32,9 @@ import pytest
 from fpdf import FPDF
 
 from kebab_chunk.chunkers._budget import budget_of
+from kebab_chunk.chunkers._pages import PageChunker
 from kebab_chunk.chunkers.pdf_page_v1 import PdfPageV1Chunker
-from kebab_chunk.chunkers.pdf_page_v2 import PdfPageV2Chunker
-from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.errors import EncryptedDocumentError, ParseError, UnsupportedDocumentError
 from kebab_chunk.model import (
     CanonicalDocument,
@@ -64,7 +64,7 @@ POLICIES = {
         target_tokens=96, overlap_tokens=24, tokenizer="hf:all-MiniLM-L6-v2"
     ),
 }
-CHUNKER = PdfPageV2Chunker()
+CHUNKER = PageChunker(label("pdf-page-v2"))
 
 _WORDS = (
     "retrieval",
@@ -255,7 +255,7 @@ def promises(pages: Sequence[str], chunks: Sequence[Chunk], policy: ChunkPolicy)
 
 def test_v2_is_registered_beside_v1_and_counts_with_any_tokenizer() -> None:
     assert {V1, V2} <= set(registered_labels())
-    assert isinstance(get_chunker(V2), PdfPageV2Chunker)
+    assert isinstance(get_chunker(V2), PageChunker)
     assert get_chunker(V2).uses_tokenizers is None
     assert len(real_documents()) >= 6
 
@@ -308,7 +308,7 @@ def test_slice_ids_use_the_offset_inside_the_block() -> None:
     )
     moved = doc.model_copy(update={"blocks": (shifted,)})
     policy = make_policy(target_tokens=40, overlap_tokens=8)
-    v1 = PdfPageV1Chunker()
+    v1 = PdfPageV1Chunker(label("pdf-page-v1"))
     assert len(v1.chunk(doc, policy)) > 3
     assert {c.chunk_id for c in v1.chunk(doc, policy)}.isdisjoint(
         c.chunk_id for c in v1.chunk(moved, policy)
@@ -381,7 +381,7 @@ def test_headings_on_the_page_travel_with_the_text_below_them() -> None:
     the heading to the paragraph below and takes the paragraph's heading path."""
     body = " ".join(f"Body sentence {n} is here." for n in range(30))
     doc = with_heading("1 Introduction\n", body)
-    assert not PdfPageV1Chunker().accepts(doc)
+    assert not PdfPageV1Chunker(label("pdf-page-v1")).accepts(doc)
     policy = make_policy(target_tokens=40, overlap_tokens=8)
     chunks = CHUNKER.chunk(doc, policy)
     assert chunks[0].text.startswith("1 Introduction\nBody sentence 0")

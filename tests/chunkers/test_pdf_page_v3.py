@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from kebab_chunk.chunkers.pdf_page_v3 import PdfPageV3Chunker
-from kebab_chunk.chunkers.registry import get_chunker, registered_labels
+from kebab_chunk.chunkers._pages import PageChunker
+from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.pdf import PdfParser
 from tests.chunkers.helpers import outputs_under_hash_seeds
@@ -72,7 +72,7 @@ def dangling(chunks: Sequence[Chunk]) -> list[str]:
 
 def test_v3_is_registered_beside_v2() -> None:
     assert {V2, V3} <= set(registered_labels())
-    assert isinstance(get_chunker(V3), PdfPageV3Chunker)
+    assert isinstance(get_chunker(V3), PageChunker)
     assert get_chunker(V3).uses_tokenizers is None
 
 
@@ -116,10 +116,10 @@ def test_a_cut_before_the_marker_stays_allowed() -> None:
 
 _SCRIPT = """
 import json
-from kebab_chunk.chunkers.pdf_page_v3 import PdfPageV3Chunker
+from kebab_chunk.chunkers.registry import get_chunker
 from tests.chunkers.test_pdf_page_v3 import POLICY_SET, numbered_pages, page_doc
 doc = page_doc(numbered_pages())
-print(json.dumps([[c.model_dump(mode="json") for c in PdfPageV3Chunker().chunk(doc, p)]
+print(json.dumps([[c.model_dump(mode="json") for c in get_chunker("pdf-page-v3").chunk(doc, p)]
                   for p in POLICY_SET.values()]))
 """
 
@@ -137,12 +137,12 @@ def test_output_is_identical_across_hash_seeds() -> None:
 @pytest.mark.parametrize("name", GOLDEN_FIXTURES)
 def test_golden_fixture(name: str, policy_name: str) -> None:
     doc = PdfParser().parse((FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf")
-    chunks = PdfPageV3Chunker().chunk(doc, POLICIES[policy_name])
+    chunks = PageChunker(label("pdf-page-v3")).chunk(doc, POLICIES[policy_name])
     assert chunks and all(c.chunker_version == V3 for c in chunks)
     assert_golden(V3, f"{name}.{policy_name}", [c.model_dump(mode="json") for c in chunks])
 
 
 @pytest.mark.parametrize("policy_name", ["t48-o0", "t64-o8"])
 def test_golden_numbered_page(policy_name: str) -> None:
-    chunks = PdfPageV3Chunker().chunk(page_doc(numbered_pages()), POLICY_SET[policy_name])
+    chunks = get_chunker(V3).chunk(page_doc(numbered_pages()), POLICY_SET[policy_name])
     assert_golden(V3, f"numbered.{policy_name}", [c.model_dump(mode="json") for c in chunks])

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from kebab_chunk.chunkers._budget import resolve_max_tokens
+from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
-from kebab_chunk.chunkers.hybrid_v1 import HybridV1Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import ChunkPolicy, LineSpan, make_policy
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.tokenizers import get_tokenizer
@@ -77,9 +78,10 @@ def test_fixture_set_covers_every_parser() -> None:
 
 @pytest.mark.parametrize("uri", _fixtures())
 def test_hierarchical_golden(uri: str) -> None:
-    _snapshot(HierarchicalV1Chunker(), uri, HIERARCHICAL_POLICIES, budget=False)
+    chunker = HierarchicalV1Chunker(label("hierarchical-v1"))
+    _snapshot(chunker, uri, HIERARCHICAL_POLICIES, budget=False)
 
 
 @pytest.mark.parametrize("uri", _fixtures())
 def test_hybrid_golden(uri: str) -> None:
-    _snapshot(HybridV1Chunker(), uri, HYBRID_POLICIES, budget=True)
+    _snapshot(HybridChunker(label("hybrid-v1")), uri, HYBRID_POLICIES, budget=True)

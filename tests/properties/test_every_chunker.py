@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kebab_chunk.chunkers._budget import budget_of, resolve_max_tokens
+from kebab_chunk.chunkers._header_chars import char_budget
 from kebab_chunk.chunkers._separators import is_exact
 from kebab_chunk.chunkers.contextualize import contextualize
-from kebab_chunk.chunkers.md_header_chars_v1 import char_budget
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan

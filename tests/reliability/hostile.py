@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kebab_chunk.chunkers.base import Label
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import ParserChoice, parse_document
 
-__all__ = ["HOSTILE_LABEL", "HostileChunker", "SlowParsers", "greedy_parse"]
+__all__ = ["HOSTILE_LABEL", "HOSTILE_ROW", "HostileChunker", "SlowParsers", "greedy_parse"]
 
 HOSTILE_LABEL = "hostile-test-v0"
 _FOUR_GIB = 4 * 1024**3
@@ -41,6 +42,10 @@ class HostileChunker:
 
     version = HOSTILE_LABEL
     accepts_description = "any document (test double)"
+    uses_tokenizers = None
+
+    def __init__(self, label: Label) -> None:
+        assert label.name == self.version
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
@@ -73,3 +78,14 @@ class SlowParsers(ParserChoice):
             Path(raw[5:].decode().strip()).touch()
             time.sleep(600)
         return super().__call__(raw, source_uri, media_type, limits)
+
+
+#: The registry row tests patch in to run :class:`HostileChunker` under its label.
+HOSTILE_ROW = Label(
+    HOSTILE_LABEL,
+    "tests.reliability.hostile:HostileChunker",
+    None,
+    "any document",
+    None,
+    "a test double that hangs, crashes or hoards memory when a block says so",
+)

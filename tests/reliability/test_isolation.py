@@ -28,7 +28,7 @@ from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.parsers.registry import ParserChoice, detect_media_type, parse_document
 from tests.beam.helpers import QUIET, REPO, quiet_beam, records, subprocess_env
-from tests.reliability.hostile import HOSTILE_LABEL, greedy_parse
+from tests.reliability.hostile import HOSTILE_LABEL, HOSTILE_ROW, greedy_parse
 
 quiet_beam()
 POLICY = ChunkPolicy()
@@ -125,9 +125,7 @@ def test_a_real_parser_on_a_real_hostile_input_hits_the_memory_guard() -> None:
 
 
 def test_chunkers_hang_crash_and_hoard_in_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(
-        chunker_registry._REGISTRY, HOSTILE_LABEL, "tests.reliability.hostile:HostileChunker"
-    )
+    monkeypatch.setitem(chunker_registry._BY_NAME, HOSTILE_LABEL, HOSTILE_ROW)
     docs = {
         name: parse_document(text.encode(), name)
         for name, text in [

@@ -187,7 +187,7 @@ def test_tiktoken_rejects_a_bundled_file_with_the_wrong_checksum(
 
 def test_importing_the_package_loads_no_heavy_dependency() -> None:
     code = (
-        "import sys, kebab_chunk.tokenizers, kebab_chunk.chunkers.hybrid_v1, "
+        "import sys, kebab_chunk.tokenizers, kebab_chunk.chunkers._hybrid, "
         "kebab_chunk.chunkers.hierarchical_v1; "
         "print(sorted(m for m in ('tiktoken', 'tokenizers') if m in sys.modules))"
     )

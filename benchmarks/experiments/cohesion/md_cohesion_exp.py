@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._md_heading import (
     _FIRST_WORD,
+    MdHeadingChunker,
     _LazyLevels,
     _Member,
     _Run,
@@ -53,7 +54,7 @@ from kebab_chunk.chunkers._md_heading import (
 )
 from kebab_chunk.chunkers._separators import PARAGRAPH_BREAK, SENTENCE_STOP, separator_starts
 from kebab_chunk.chunkers._token_split import split_pieces
-from kebab_chunk.chunkers.md_heading_v2 import MdHeadingV2Chunker
+from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.tokenizers import get_tokenizer
 
@@ -62,7 +63,7 @@ __all__ = ["MdCohesionExpChunker"]
 _WORD = re.compile(r"\w+")
 
 
-class MdCohesionExpChunker(MdHeadingV2Chunker):
+class MdCohesionExpChunker(MdHeadingChunker):
     """md-heading-v2 with cohesion-chosen cuts inside over-budget sections (experiment)."""
 
     def __init__(
@@ -76,8 +77,8 @@ class MdCohesionExpChunker(MdHeadingV2Chunker):
         window_fraction: float | None = None,
         search: str = "greedy",
     ) -> None:
-        super().__init__()
-        self.version = "md-cohesion-exp"  # the engine sets md-heading-v2's label
+        super().__init__(label("md-heading-v2"))
+        self.version = "md-cohesion-exp"  # the row sets md-heading-v2's label
         self.min_fraction = min_fraction
         self.window = window
         self.score = score
@@ -93,7 +94,7 @@ class MdCohesionExpChunker(MdHeadingV2Chunker):
         tokenizer = get_tokenizer(policy.tokenizer)
         count, budget = self._counters.get(tokenizer), budget_of(policy, tokenizer)
         # chunks keep md-heading-v2's label, as before (the engine's row is v2's)
-        run = _CohesionRun(doc, policy, count, budget, self.rules.version)
+        run = _CohesionRun(doc, policy, count, budget, self.label.name)
         run.options = self
         return run.run()
 
