@@ -56,6 +56,7 @@ from kebab_chunk.chunkers._separators import (
     newline_style,
     separator_starts,
 )
+from kebab_chunk.chunkers._standalone import standalone_text
 from kebab_chunk.chunkers._token_aware import warn
 from kebab_chunk.chunkers._token_split import split_pieces
 from kebab_chunk.chunkers.base import Label, LabelledChunker, make_chunk
@@ -202,15 +203,7 @@ class _Run:
 
     def _standalone(self, index: int) -> None:
         block = self.doc.blocks[index]
-        captions: tuple[str, ...] = ()
-        if isinstance(block, ImageRefBlock):
-            captions = (block.caption,) if block.caption else ()
-            text = "\n".join(part for part in (block.alt, block.caption) if part)
-        elif isinstance(block, AudioRefBlock):
-            captions = (block.caption,) if block.caption else ()
-            text = block.caption or ""
-        else:  # a text block whose text is not a source slice: kept whole, as given
-            text = block.text
+        text, captions = standalone_text(block)
         self._emit(text, [block.block_id], block.spans, block.heading_path, captions=captions)
 
     # -- runs of exact text blocks ----------------------------------------------------

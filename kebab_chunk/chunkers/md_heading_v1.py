@@ -37,6 +37,7 @@ from kebab_chunk.chunkers._separators import (
     newline_style,
 )
 from kebab_chunk.chunkers._split import Atom, Piece, pack, split_atoms, utf8_len
+from kebab_chunk.chunkers._standalone import standalone_text
 from kebab_chunk.chunkers.base import LabelledChunker, make_chunk
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import (
@@ -122,15 +123,7 @@ class _Run:
 
     def _emit_standalone(self, index: int) -> None:
         block = self.doc.blocks[index]
-        captions: tuple[str, ...] = ()
-        if isinstance(block, ImageRefBlock):
-            captions = (block.caption,) if block.caption else ()
-            text = "\n".join(part for part in (block.alt, block.caption) if part)
-        elif isinstance(block, AudioRefBlock):
-            captions = (block.caption,) if block.caption else ()
-            text = block.caption or ""
-        else:  # a text block whose text is not a source slice: kept whole, as given
-            text = block.text
+        text, captions = standalone_text(block)
         self.out.append(
             make_chunk(
                 self.doc,

@@ -37,7 +37,7 @@ import importlib
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -57,6 +57,7 @@ __all__ = [
     "as_records",
     "check_metadata_mode",
     "contextualize",
+    "convert_all",
     "flat_metadata",
     "install_hint",
     "record_from_content",
@@ -104,6 +105,27 @@ FLAT_KEYS = (
 _RECORD_FIELDS = tuple(name for name in Chunk.model_fields if name != "text")
 _REQUIRED_FIELDS = tuple(name for name, f in Chunk.model_fields.items() if f.is_required())
 _FIX_ROWS = "pass Chunk records, their dict form, or rows read from a run's chunks directory"
+
+
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class ConvertOne(Protocol[_T_co]):
+    """An adapter's one-record conversion (``to_langchain_document`` and the like)."""
+
+    def __call__(
+        self, chunk: Chunk | Mapping[str, Any], *, contextualized: bool, metadata: MetadataMode
+    ) -> _T_co: ...
+
+
+def convert_all(
+    one: ConvertOne[_T_co], chunks: Any, *, contextualized: bool, metadata: object
+) -> list[_T_co]:
+    """``one`` applied to every record of ``chunks`` (any accepted form), in order; a bad
+    ``metadata`` is refused before any record is read."""
+    mode = check_metadata_mode(metadata)
+    records = as_records(chunks)
+    return [one(record, contextualized=contextualized, metadata=mode) for record in records]
 
 
 def check_metadata_mode(value: object) -> MetadataMode:

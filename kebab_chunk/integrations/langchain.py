@@ -38,8 +38,7 @@ from kebab_chunk.integrations._common import (
     adapter_metadata,
     adapter_text,
     as_record,
-    as_records,
-    check_metadata_mode,
+    convert_all,
     record_from_content,
     require,
 )
@@ -92,11 +91,8 @@ def to_langchain_documents(
     ``chunks`` is a list of records or rows, a pandas ``DataFrame`` or a pyarrow
     ``Table``/``RecordBatch``/dataset (module doc).
     """
-    mode = check_metadata_mode(metadata)
-    return [
-        to_langchain_document(record, contextualized=contextualized, metadata=mode)
-        for record in as_records(chunks)
-    ]
+    one = to_langchain_document
+    return convert_all(one, chunks, contextualized=contextualized, metadata=metadata)
 
 
 def chunk_from_langchain_document(document: Document) -> Chunk:

@@ -34,8 +34,7 @@ from kebab_chunk.integrations._common import (
     adapter_metadata,
     adapter_text,
     as_record,
-    as_records,
-    check_metadata_mode,
+    convert_all,
     record_from_content,
     require,
 )
@@ -91,11 +90,8 @@ def to_llama_index_nodes(
     ``chunks`` is a list of records or rows, a pandas ``DataFrame`` or a pyarrow
     ``Table``/``RecordBatch``/dataset (module doc).
     """
-    mode = check_metadata_mode(metadata)
-    return [
-        to_llama_index_node(record, contextualized=contextualized, metadata=mode)
-        for record in as_records(chunks)
-    ]
+    one = to_llama_index_node
+    return convert_all(one, chunks, contextualized=contextualized, metadata=metadata)
 
 
 def chunk_from_llama_index_node(node: Any) -> Chunk:
