@@ -1,32 +1,43 @@
-"""The one exception tree of kebab-chunk.
+"""The one exception tree of kebab-chunk, grouped by how a caller handles an error.
 
 Every error the library raises on purpose derives from :class:`KebabError`, and every
-message is one sentence that says what is wrong and how to fix it::
+message is one sentence that says what is wrong and how to fix it. The three groups under
+it say what to do: fix the call or choose another path (:class:`ConfigurationError`), fix
+the machine (:class:`EnvironmentProblem`), or record the one document and go on
+(:class:`DocumentError`)::
 
     KebabError
-    ├── UsageError             a command-line option or argument is wrong (exit status 2)
-    ├── PolicyError            a ChunkPolicy field is out of range or unknown
-    ├── LimitsError            a ParseLimits field is out of range
-    ├── UnknownChunkerError    no chunker is registered under the requested label
-    ├── UnknownParserVersionError  no parser is registered under the requested version
-    ├── UnsupportedDocumentError  a chunker was given a document it does not handle
-    ├── NotBytesError          text (or anything else) was given where a file's bytes belong
-    ├── TokenizerError         a tokenizer cannot be loaded (missing file or package)
-    ├── MissingDependencyError a package of an extra (Beam, numpy, matplotlib) is not installed
-    ├── RunSetupError          --input / --output cannot be used as given
-    │   └── ClaimBusyError     another live run holds the output or runs folder
-    ├── OutputDirError         a directory given as an output to read is not a finished one
-    │   └── SnapshotConflictError  another run committed the same snapshot of an output first
-    ├── ReadRefused            a corpus entry is not read (not a regular file, a symlink
-    │                          out of the corpus); it becomes a read error row
-    └── ParseError             the bytes of one document could not be parsed
-        ├── EncryptedDocumentError     a PDF needs a password we do not have
-        ├── BinaryContentError         bytes with a text extension are not text
-        ├── LimitExceededError         a configured size, page or time limit was exceeded
-        └── UnsupportedMediaTypeError  no parser reads the document's media type
+    ├── ConfigurationError        an option, label, policy or path given is wrong: fix the call
+    │   ├── PolicyError            a ChunkPolicy field is out of range or unknown
+    │   ├── LimitsError            a ParseLimits field is out of range
+    │   ├── UnknownChunkerError    no chunker is registered under the requested label
+    │   ├── UnknownParserVersionError  no parser is registered under the requested version
+    │   ├── WrongTypeError         a value of the wrong type (text where bytes belong, ...)
+    │   │   └── NotBytesError      text (or anything else) was given where a file's bytes belong
+    │   ├── RunSetupError          --input / --output cannot be used as given
+    │   │   └── ClaimBusyError     another live run holds the output or runs folder
+    │   └── OutputDirError         a directory given as an output to read is not a finished one
+    │       └── SnapshotConflictError  another run committed the same snapshot first
+    ├── EnvironmentProblem        the machine is missing something: install it
+    │   ├── TokenizerError         a tokenizer cannot be loaded (missing file or package)
+    │   └── MissingDependencyError a package of an extra (Beam, numpy, matplotlib) is missing
+    └── DocumentError             one document (or record) cannot be used: record it, go on
+        ├── UnsupportedDocumentError  a chunker was given a document it does not handle
+        ├── RecordError            a record or row given to an adapter is not a chunk record
+        ├── ReadRefused            a corpus entry is not read (not a regular file, a symlink
+        │                          out of the corpus); it becomes a read error row
+        └── ParseError             the bytes of one document could not be parsed
+            ├── EncryptedDocumentError     a PDF needs a password we do not have
+            ├── BinaryContentError         bytes with a text extension are not text
+            ├── LimitExceededError         a configured size, page or time limit was exceeded
+            └── UnsupportedMediaTypeError  no parser reads the document's media type
 
-``ParseError`` carries ``error_type``, a short stable slug that the pipeline writes into
-its error rows, so the errors dataset can be grouped without parsing messages.
+``UsageError`` is another name of ``ConfigurationError`` (the command line's word for it,
+exit status 2). Each class also derives from the built-in exception a caller would catch
+without knowing ours (``ValueError``, ``KeyError``, ``TypeError``, ``ImportError``,
+``RuntimeError``). ``ParseError`` carries ``error_type``, a short stable slug that the
+pipeline writes into its error rows, so the errors dataset can be grouped without parsing
+messages.
 """
 
 from __future__ import annotations
@@ -34,7 +45,10 @@ from __future__ import annotations
 __all__ = [
     "BinaryContentError",
     "ClaimBusyError",
+    "ConfigurationError",
+    "DocumentError",
     "EncryptedDocumentError",
+    "EnvironmentProblem",
     "KebabError",
     "LimitExceededError",
     "LimitsError",
@@ -44,6 +58,7 @@ __all__ = [
     "ParseError",
     "PolicyError",
     "ReadRefused",
+    "RecordError",
     "RunSetupError",
     "SnapshotConflictError",
     "TokenizerError",
@@ -52,6 +67,7 @@ __all__ = [
     "UnsupportedDocumentError",
     "UnsupportedMediaTypeError",
     "UsageError",
+    "WrongTypeError",
 ]
 
 
@@ -59,46 +75,70 @@ class KebabError(Exception):
     """Base class of every error kebab-chunk raises on purpose."""
 
 
-class UsageError(KebabError, ValueError):
-    """A command-line problem; the message is the one sentence the CLI prints (exit 2)."""
+class ConfigurationError(KebabError, ValueError):
+    """What the caller asked for cannot be done as asked (an option, a label, a policy, a
+    path); the message says what to change. The command line prints it and exits 2."""
 
 
-class PolicyError(KebabError, ValueError):
+#: The command line's name for :class:`ConfigurationError` (the same class).
+UsageError = ConfigurationError
+
+
+class EnvironmentProblem(KebabError, RuntimeError):
+    """Something the machine lacks (a package, a tokenizer file); the message says what to
+    install."""
+
+
+class DocumentError(KebabError):
+    """One document or record cannot be used; a run records it and goes on with the others."""
+
+
+class PolicyError(ConfigurationError):
     """A chunk policy is invalid; the message names the field and the allowed range."""
 
 
-class LimitsError(KebabError, ValueError):
+class LimitsError(ConfigurationError):
     """Parse limits are invalid; the message names the field and the allowed range."""
 
 
-class UnknownChunkerError(KebabError, KeyError):
+class UnknownChunkerError(ConfigurationError, KeyError):
     """No chunker is registered under the requested version label."""
 
     def __str__(self) -> str:  # KeyError would repr() the message otherwise
         return str(self.args[0]) if self.args else ""
 
 
-class UnknownParserVersionError(KebabError, KeyError):
+class UnknownParserVersionError(ConfigurationError, KeyError):
     """No parser is registered under the requested version label."""
 
     def __str__(self) -> str:  # KeyError would repr() the message otherwise
         return str(self.args[0]) if self.args else ""
 
 
-class UnsupportedDocumentError(KebabError, ValueError):
+class UnsupportedDocumentError(DocumentError, ValueError):
     """A chunker was handed a document outside its contract (e.g. Markdown to pdf-page-v1)."""
 
 
-class NotBytesError(KebabError, TypeError):
+class WrongTypeError(ConfigurationError, TypeError):
+    """A value of the wrong type was given (text where a file's bytes belong, a number
+    where a record belongs); the message names the type expected."""
+
+
+class RecordError(DocumentError, ValueError):
+    """A record or row given to an adapter is not a chunk record (a field missing, a flat
+    metadata dict that cannot be turned back into one)."""
+
+
+class NotBytesError(WrongTypeError):
     """A parser was given something other than bytes; spans index the decoded bytes, so
     the library never guesses how text was encoded."""
 
 
-class TokenizerError(KebabError, RuntimeError):
+class TokenizerError(EnvironmentProblem):
     """A tokenizer could not be loaded offline; the message names what to install."""
 
 
-class MissingDependencyError(KebabError, ImportError):
+class MissingDependencyError(EnvironmentProblem, ImportError):
     """An optional package is needed (matplotlib for the report's charts); the message says
     how to install it."""
 
@@ -112,7 +152,7 @@ class MissingDependencyError(KebabError, ImportError):
         )
 
 
-class RunSetupError(KebabError, ValueError):
+class RunSetupError(ConfigurationError):
     """An --input or --output value cannot be used; the message says how to fix it."""
 
 
@@ -120,7 +160,7 @@ class ClaimBusyError(RunSetupError):
     """The directory is claimed by another live process (the message says which)."""
 
 
-class OutputDirError(KebabError, ValueError):
+class OutputDirError(ConfigurationError):
     """A path given as a finished output (``diff``, ``inspect``, ``--previous``) is not one."""
 
 
@@ -128,7 +168,7 @@ class SnapshotConflictError(OutputDirError):
     """Another run committed the snapshot this run was about to commit (``run --update``)."""
 
 
-class ReadRefused(KebabError):
+class ReadRefused(DocumentError):
     """A local corpus entry that is not read; ``error_type`` and ``message`` make its
     error row."""
 
@@ -138,7 +178,7 @@ class ReadRefused(KebabError):
         self.message = message
 
 
-class ParseError(KebabError):
+class ParseError(DocumentError):
     """One document's bytes could not be turned into a CanonicalDocument."""
 
     error_type = "parse_error"
