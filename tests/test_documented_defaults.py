@@ -4,10 +4,11 @@ one ``DEFAULT_LABELS_BY_MEDIA_TYPE`` holds today.
 Defaults change by design (a new label replaces an old one as the default, the old one
 stays registered), and each change left sentences behind: ``KebabTextSplitter()  #
 md-heading-v1`` in a docstring and "``md-heading-v1`` for Markdown and plain text,
-``hybrid-v1`` for HTML" in docs/integrations.md outlived two changes of default. Three
+``hybrid-v1`` for HTML" in docs/guide/integrations.md outlived two changes of default. Three
 forms of claim are checked: the adapters' no-argument examples, "``LABEL`` for FORMATS"
 after the word "default", and the README chunker table's "**default for FORMATS.**" marks.
-docs/decisions.md and docs/versioning.md record past decisions and are not scanned.
+docs/internals/decisions.md and docs/internals/versioning.md record past decisions and are not
+scanned.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ _ROW = re.compile(rf"^\| `({_LABEL})` \|[^\n]*?\*\*default for ({_FORMAT_LIST})\
 
 
 def _texts() -> dict[str, str]:
-    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     paths = [p for p in paths if p.name not in HISTORY]
     paths += sorted((ROOT / "kebab_chunk").rglob("*.py"))
     return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in paths}
@@ -61,7 +62,7 @@ def test_the_adapters_no_argument_examples_name_the_markdown_default() -> None:
     found = [
         (where, m.group(1)) for where, text in _texts().items() for m in _NO_ARGUMENT.finditer(text)
     ]
-    assert len(found) >= 5, found  # README, docs/integrations.md twice, both docstrings
+    assert len(found) >= 5, found  # README, docs/guide/integrations.md twice, both docstrings
     assert [f for f in found if f[1] != default] == []
 
 
@@ -71,7 +72,7 @@ def test_every_label_named_as_a_default_for_a_format_is_that_default() -> None:
         for match in _FOR.finditer(text):
             if "default" in text[max(0, match.start() - 120) : match.start()]:
                 claims.append((where, match.group(1), _media_types(match.group(2))))
-    assert len(claims) >= 3, claims  # docs/integrations.md, both adapters' docstrings
+    assert len(claims) >= 3, claims  # docs/guide/integrations.md, both adapters' docstrings
     wrong = [
         (where, label, media)
         for where, label, media_types in claims

@@ -6,7 +6,7 @@ Every label it serves is a label module holding one :class:`MdHeadingRules` row 
 and every rule in which it differs from the others, all written out) and a chunker class
 built on :class:`MdHeadingChunker`; the rest is this module's, the same for every label. A
 new label is a new row in a new label module, never a copied module or an overridden
-step. ``md-heading-v1`` has its own code (docs/decisions.md, "Issue 32: the md-heading
+step. ``md-heading-v1`` has its own code (docs/internals/decisions.md, "Issue 32: the md-heading
 labels are rows of one engine"). Why each behaviour, against ``md-heading-v1``: the
 ``md_heading_v2`` docstring.
 

@@ -6,7 +6,7 @@ Every label it serves is a label module holding one :class:`PageRules` row (the 
 every rule in which it differs from the others) and a chunker class built on
 :class:`PageChunker`; the rest is this module's, the same for every label. A new label is
 a new row in a new label module, never a copied module or an overridden step.
-``pdf-page-v1`` has its own code (docs/decisions.md, "Issue 32: pdf-page labels as data").
+``pdf-page-v1`` has its own code (docs/internals/decisions.md, "Issue 32: pdf-page labels as data").
 
 What every label does (why, against ``pdf-page-v1``: the ``pdf_page_v2`` docstring):
 

@@ -8,7 +8,7 @@ never became inexact. In HTML that kept a block whose text happens to be plain s
 (``<summary>History</summary>``, ``<p>Added in: v0.1.98</p>``) apart from the table or list
 rendered after it, and such one-line pieces became chunks on their own: 13.5% of the chunks
 of the 244 HTML manuals under ``/usr/share/doc`` were shorter than 25 characters
-(``History``), against 1.0% with this rule (docs/decisions.md, "hybrid-v3 merges a slice
+(``History``), against 1.0% with this rule (docs/internals/decisions.md, "hybrid-v3 merges a slice
 with a rendered element").
 
 Here a slice and a non-slice of one section, with the same headings and captions, merge

@@ -6,7 +6,7 @@ Everything is ``hybrid-v3``'s (whose output stays frozen) but what ``heading_pat
 and ``v3`` record every heading and caption of an element whole on each of its chunks, and a
 split table repeats its header row as a caption on every continuation: a CSV whose header
 row is 1.09 MB long made 1,811 chunks that each carried it, 1.97 G characters from a 1.39 MB
-file (docs/decisions.md, "Issue 29.7"). Here each such line is recorded cut to its longest
+file (docs/internals/decisions.md, "Issue 29.7"). Here each such line is recorded cut to its longest
 prefix that costs at most half the budget under the policy's tokenizer and holds at most
 twice the budget in characters (:func:`~kebab_chunk.chunkers._context.bound_line`; at a
 word end when one fits), with one document warning per line cut, so the context a chunk

@@ -1,4 +1,4 @@
-"""``md-header-chars-v1``: header sections cut to a character budget (docs/decisions.md).
+"""``md-header-chars-v1``: header sections cut to a character budget (docs/internals/decisions.md).
 
 This is the LangChain-style "split on Markdown headers, then split long sections
 recursively by characters" strategy, built on our parser's blocks so every piece keeps an

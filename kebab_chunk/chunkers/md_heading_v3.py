@@ -14,12 +14,12 @@ left out only the innermost heading, and only when the text's first line is it, 
 chunks embedded ``Examples`` and ``Measuring`` twice (539 of 7,216 chunks of one real
 documentation folder). Here the heading path lines leave out every heading the text opens
 with (the ``"leading"`` rule of :data:`kebab_chunk.chunkers.embedding.HeadingRule`; the
-exact rule is in docs/versioning.md).
+exact rule is in docs/internals/versioning.md).
 
 Why bounded heading paths: ``md-heading-v2`` records every heading of a chunk's path whole
 on each chunk of its section (and ``embed_text`` repeats the ones the text does not open
 with), so one 20,000-character heading line above 200 paragraphs made output about 30
-times the input (docs/decisions.md, "Issue 29.7 (Markdown)"). Here each heading path line
+times the input (docs/internals/decisions.md, "Issue 29.7 (Markdown)"). Here each heading path line
 is recorded as ``hybrid-v4`` records its context lines
 (:func:`kebab_chunk.chunkers._context.bound_line`: at most half the budget in tokens and
 twice it in characters), with one warning per line cut; a heading line inside a chunk's

@@ -2,7 +2,7 @@
 
 Entries are import paths, so listing labels imports nothing heavy and a worker only loads
 the chunkers it runs. A label, once registered, is never removed or repointed at code
-with different output: a change in output is a new label (see docs/versioning.md).
+with different output: a change in output is a new label (see docs/internals/versioning.md).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ _REGISTRY: dict[str, str] = {
 }
 
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced
-#: the v1 defaults (docs/decisions.md, "Default labels and parsers by measurement"): level
+#: the v1 defaults (docs/internals/decisions.md, "Default labels and parsers by measurement"): level
 #: retrieval on the evaluation data, exact citations, and the v1 defects gone; the v1
 #: labels stay registered and reproduce old outputs with ``--chunkers``. hybrid-v3 replaced
-#: hybrid-v2 for the formats it chunks (docs/decisions.md, "hybrid-v3 merges a slice with a
-#: rendered element"): the same chunks except no one-line chunk beside a table or list;
+#: hybrid-v2 for the formats it chunks (docs/internals/decisions.md, "hybrid-v3 merges a slice
+#: with a rendered element"): the same chunks except no one-line chunk beside a table or list;
 #: pdf-page-v3 replaced pdf-page-v2 ("pdf-page-v3 never cuts after a list marker");
 #: hybrid-v4 replaced hybrid-v3 ("Issue 29.7"): the same chunks, with the context lines each
 #: chunk records bounded by the budget.

@@ -3,9 +3,9 @@ real behaviour difference, every golden accounted for, no label importing anothe
 
 pdf-page-v2 and v3 are :class:`kebab_chunk.chunkers._pages.PageChunker` with one
 :class:`~kebab_chunk.chunkers._pages.PageRules` row each; pdf-page-v1 keeps its own engine
-(docs/decisions.md, "Issue 32: pdf-page labels as data"). The inputs of every golden of the
-engine's labels are listed here, so a golden no input makes (an orphan) fails, and so does
-a rule whose flip leaves every golden as it is (a field that is not a behaviour).
+(docs/internals/decisions.md, "Issue 32: pdf-page labels as data"). The inputs of every
+golden of the engine's labels are listed here, so a golden no input makes (an orphan)
+fails, and so does a rule whose flip leaves every golden as it is (a field that is not a behaviour).
 
 The import rule is checked here for the pdf-page and hybrid families (the hybrid engine's
 own rules test is ``test_hybrid_rules.py``): a family joins ``MIGRATED`` when it is moved
