@@ -358,7 +358,7 @@ def render_markdown(figures: Mapping[str, Any]) -> str:
         f"Python {m['python']}, by `python -m benchmarks eval`. Versions: {versions}. "
         f"Model {figures['model']}, embedding {_embedded(figures)}; top {k} of one index over "
         f"{files}; {figures['questions']} questions. Recall, precision and IoU over "
-        "character ranges, as `kebab-chunk eval` defines them (docs/eval.md), averaged "
+        "character ranges, as `kebab-chunk eval` defines them (docs/guide/eval.md), averaged "
         "over questions.",
         "",
         "Ours cite their character ranges from their spans; a peer's chunks are located with "

@@ -69,7 +69,7 @@ def run(quick: bool) -> dict[str, Any]:
         "files and merges them per shard), but the shard writer still holds one whole shard "
         "as Arrow data (up to rows_per_file = 50,000 rows: one Parquet write per shard is "
         "what keeps the bytes identical) and the in-memory runner keeps per-document records "
-        "(files, outcomes) for the manifest; see docs/decisions.md"
+        "(files, outcomes) for the manifest; see docs/internals/decisions.md"
     )
     if quick:
         figures["note"] = f"quick run: {small} and {large} documents, not 1,000 and 10,000"

@@ -477,7 +477,7 @@ def markdown_table(real: dict[str, Any], kinds: Sequence[str] = EDIT_KINDS) -> s
 
 def summary_table(real: dict[str, Any], kinds: Sequence[str] = EDIT_KINDS) -> str:
     """One row per case: for each edit kind, median survival and the share of files keeping
-    >= 95% of their ids, the ideal in parentheses (the README's table)."""
+    >= 95% of their ids, the ideal in parentheses (the table in docs/benchmarks.md)."""
     head = " | ".join(f"{kind.replace('_', ' ')}: median · files ≥ 95%" for kind in kinds)
     rows = [
         f"| label, policy ({real['corpus']['target_tokens']} tokens) | mean chunk tokens "

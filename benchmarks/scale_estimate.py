@@ -2,8 +2,8 @@
 
 ``python -m benchmarks.scale_estimate [RESULTS.json] [--write]`` (default:
 ``results/scale.json``, else ``results/scale-quick.json``) prints the tables of
-docs/scale.md; ``--write`` also puts them between the markers there. Every assumption is
-a constant below and is stated in docs/scale.md; the measured inputs come from the JSON
+docs/guide/scale.md; ``--write`` also puts them between the markers there. Every assumption is
+a constant below and is stated in docs/guide/scale.md; the measured inputs come from the JSON
 that ``python -m benchmarks scale`` writes.
 
 Model, per document of the target mix:
@@ -217,12 +217,12 @@ def markdown(results: dict[str, Any], source: str,
     return "\n".join(lines)
 
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "scale.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "guide" / "scale.md"
 BEGIN, END = "<!-- estimate:begin -->", "<!-- estimate:end -->"
 
 
 def write_doc(block: str, doc: Path = DOC) -> None:
-    """Replaces the block between the estimate markers of docs/scale.md."""
+    """Replaces the block between the estimate markers of docs/guide/scale.md."""
     text = doc.read_text(encoding="utf-8")
     head, _, rest = text.partition(BEGIN)
     _, found, tail = rest.partition(END)
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the scale run that measured --update (default "
                         "results/scale-update.json)")
     parser.add_argument("--write", action="store_true",
-                        help="also replace the estimate block of docs/scale.md")
+                        help="also replace the estimate block of docs/guide/scale.md")
     args = parser.parse_args(argv)
     path, results = _load(args.results)
     nightly = json.loads(args.nightly.read_text(encoding="utf-8")) if args.nightly.exists() \

@@ -5,7 +5,8 @@ fuzzed, defaults or not) and then to the default chunkers of that media type. A 
 anything the contract does not allow:
 
 * an exception that is not a :class:`~kebab_chunk.errors.ParseError` (parsers must turn
-  every bad input into one, docs/contract.md, "Bad input"), or any exception from a chunker;
+  every bad input into one, docs/internals/contract.md, "Bad input"), or any exception from a
+  chunker;
 * a document that breaks the source-location conventions: a block without spans, a span
   outside the decoded text, or (Markdown and plain text, whose block text is "exactly
   ``decoded[char_start:char_end]``") a block text that is not its source slice;

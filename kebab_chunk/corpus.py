@@ -6,7 +6,7 @@ escaping of ``source_uri``). ``kebab_chunk.beam.read.ReadCorpus`` applies it to 
 matched file before reading it and to every folder before walking into it; a file it
 refuses is not matched at all: no bytes read, no error row, not counted in the manifest.
 
-The rules, in order (docs/corpus-selection.md is the user's version):
+The rules, in order (docs/guide/corpus-selection.md is the user's version):
 
 1. **Hidden and tool entries** are skipped unless ``include_hidden``: any file or folder
    whose name starts with ``.`` (``.git``, ``.hg``, ``.svn``, ``.venv``, ``.DS_Store``) and

@@ -1,4 +1,4 @@
-"""The ``MarkdownChunker(...).chunk_document(text, source)`` API (docs/decisions.md).
+"""The ``MarkdownChunker(...).chunk_document(text, source)`` API (docs/internals/decisions.md).
 
 A drop-in for code written against a LangChain-style header-splitting, character-budget
 Markdown chunker, built on our own parser and the ``md-header-chars-v1`` chunker instead

@@ -17,7 +17,7 @@ call runs on the DirectRunner, Flink, Spark or Dataflow. Bad values raise a
 command line builds its run through :func:`configure` too, so both agree by construction.
 
 To wire the steps into a pipeline of one's own, use the transforms of
-:mod:`kebab_chunk.beam` (``ReadCorpus``, ``ParseAndChunk``, ...); docs/python-api.md shows
+:mod:`kebab_chunk.beam` (``ReadCorpus``, ``ParseAndChunk``, ...); docs/guide/python-api.md shows
 both ways.
 """
 
@@ -108,14 +108,14 @@ def configure(
     ``input`` is a folder, glob or file, or a list of them (``source_uri`` is then relative
     to their longest common parent folder); ``include``/``exclude`` are globs on paths
     below it, and hidden entries and tool folders are skipped unless ``include_hidden``
-    (docs/corpus-selection.md). ``chunkers=None`` uses the default label per media type;
+    (docs/guide/corpus-selection.md). ``chunkers=None`` uses the default label per media type;
     ``parsers`` names parser versions to use instead of the defaults (e.g.
     ``["md-mistune-v1"]``); ``policy=None`` is ``ChunkPolicy()``. ``media_types`` maps
     extensions to a supported media type (``{".rst": "text/plain"}``); with
     ``skip_unsupported`` a file no parser reads is counted as skipped instead of becoming
-    an error row (docs/corpus-selection.md). ``update`` commits a new snapshot of the
+    an error row (docs/guide/corpus-selection.md). ``update`` commits a new snapshot of the
     output already in ``output``, reading, parsing and writing only what changed
-    (docs/scheduling.md; no output there yet: a full run). Raises a KebabError with one
+    (docs/guide/scheduling.md; no output there yet: a full run). Raises a KebabError with one
     sentence on any bad value.
     """
     check_update_options(update, overwrite=overwrite, previous=previous)

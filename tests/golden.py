@@ -2,7 +2,7 @@
 
 Snapshots live under ``tests/goldens/<label>/<name>.json``. They are rewritten only when
 ``KEBAB_UPDATE_GOLDENS=1`` is set; otherwise a difference fails the test. A changed
-snapshot without a new version label is a bug (docs/versioning.md).
+snapshot without a new version label is a bug (docs/internals/versioning.md).
 """
 
 from __future__ import annotations

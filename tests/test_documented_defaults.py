@@ -4,10 +4,12 @@ one ``DEFAULT_LABELS_BY_MEDIA_TYPE`` holds today.
 Defaults change by design (a new label replaces an old one as the default, the old one
 stays registered), and each change left sentences behind: ``KebabTextSplitter()  #
 md-heading-v1`` in a docstring and "``md-heading-v1`` for Markdown and plain text,
-``hybrid-v1`` for HTML" in docs/integrations.md outlived two changes of default. Three
+``hybrid-v1`` for HTML" in docs/guide/integrations.md outlived two changes of default. Three
 forms of claim are checked: the adapters' no-argument examples, "``LABEL`` for FORMATS"
-after the word "default", and the README chunker table's "**default for FORMATS.**" marks.
-docs/decisions.md and docs/versioning.md record past decisions and are not scanned.
+after the word "default" (the README's quick start names all three defaults so), and the
+"**default for FORMATS.**" marks of the chunker table in docs/guide/labels.md, which must
+mark every default and nothing else. docs/internals/decisions.md, docs/internals/versioning.md
+and CHANGELOG.md record past defaults on purpose and are not scanned.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from pathlib import Path
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, registered_labels
 
 ROOT = Path(__file__).resolve().parents[1]
-HISTORY = {"decisions.md", "versioning.md"}
+HISTORY = {"decisions.md", "versioning.md", "CHANGELOG.md"}
+#: The page whose chunker table marks the defaults.
+LABELS_PAGE = "docs/guide/labels.md"
 _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 #: How the prose names media types.
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -40,12 +44,12 @@ _FORMAT_LIST = rf"(?:{_FORMAT})(?:(?:,\s+|\s+and\s+)(?:{_FORMAT}))*"
 _NO_ARGUMENT = re.compile(rf"(?:KebabTextSplitter|KebabNodeParser)\(\)[^\n#]*#[^\n]*?({_LABEL})")
 #: ```md-heading-v3`` for Markdown and plain text``, counted after the word "default".
 _FOR = re.compile(rf"`{{1,2}}({_LABEL})`{{1,2}}\s+for\s+({_FORMAT_LIST})\b")
-#: A README chunker table row: ``| `hybrid-v3` | ... | **default for HTML, CSV/TSV.** ...``.
+#: A chunker table row: ``| `hybrid-v4` | ... | **default for HTML, CSV/TSV.** ...``.
 _ROW = re.compile(rf"^\| `({_LABEL})` \|[^\n]*?\*\*default for ({_FORMAT_LIST})\.\*\*", re.M)
 
 
 def _texts() -> dict[str, str]:
-    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     paths = [p for p in paths if p.name not in HISTORY]
     paths += sorted((ROOT / "kebab_chunk").rglob("*.py"))
     return {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in paths}
@@ -61,7 +65,7 @@ def test_the_adapters_no_argument_examples_name_the_markdown_default() -> None:
     found = [
         (where, m.group(1)) for where, text in _texts().items() for m in _NO_ARGUMENT.finditer(text)
     ]
-    assert len(found) >= 5, found  # README, docs/integrations.md twice, both docstrings
+    assert len(found) >= 5, found  # README, docs/guide/integrations.md twice, both docstrings
     assert [f for f in found if f[1] != default] == []
 
 
@@ -71,7 +75,10 @@ def test_every_label_named_as_a_default_for_a_format_is_that_default() -> None:
         for match in _FOR.finditer(text):
             if "default" in text[max(0, match.start() - 120) : match.start()]:
                 claims.append((where, match.group(1), _media_types(match.group(2))))
-    assert len(claims) >= 3, claims  # docs/integrations.md, both adapters' docstrings
+    assert len(claims) >= 6, claims  # the README, docs/guide/integrations.md, both docstrings
+    in_readme = {label for where, label, _ in claims if where == "README.md"}
+    defaults = {label for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values() for label in labels}
+    assert in_readme == defaults, in_readme
     wrong = [
         (where, label, media)
         for where, label, media_types in claims
@@ -81,9 +88,9 @@ def test_every_label_named_as_a_default_for_a_format_is_that_default() -> None:
     assert wrong == []
 
 
-def test_the_readme_chunker_table_marks_exactly_the_defaults() -> None:
+def test_the_chunker_table_marks_exactly_the_defaults() -> None:
     marked: dict[str, list[str]] = {}
-    for match in _ROW.finditer(_texts()["README.md"]):
+    for match in _ROW.finditer(_texts()[LABELS_PAGE]):
         marked.setdefault(match.group(1), []).extend(_media_types(match.group(2)))
     expected: dict[str, list[str]] = {}
     for media, labels in DEFAULT_LABELS_BY_MEDIA_TYPE.items():

@@ -2,7 +2,7 @@
 
 This walks every module's imports (statically, with ast, including imports inside
 functions) and fails when a package reaches into one it must not know about
-(docs/architecture.md has the table).
+(docs/internals/architecture.md has the table).
 """
 
 from __future__ import annotations

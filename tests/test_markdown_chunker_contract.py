@@ -1,4 +1,4 @@
-"""The MarkdownChunker API's contract tests (docs/contract.md, "Chunkers").
+"""The MarkdownChunker API's contract tests (docs/internals/contract.md, "Chunkers").
 
 The first block is the API's original specification's test plan (same inputs, same
 assertions), importing the API the way users do; the tests after it pin the parts of the

@@ -2,7 +2,7 @@
 
 Every exception class a module of the package exports (its ``__all__``) must be defined in
 ``kebab_chunk.errors`` and derive from ``KebabError``, so ``except KebabError`` catches
-every error the library raises on purpose (docs/architecture.md).
+every error the library raises on purpose (docs/internals/architecture.md).
 """
 
 from __future__ import annotations

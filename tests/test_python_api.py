@@ -1,6 +1,6 @@
 """The documented Python API: ``kebab_chunk.pipeline``, the public readers, the examples.
 
-The examples of docs/python-api.md run as written (in a scratch folder that sees the
+The examples of docs/guide/python-api.md run as written (in a scratch folder that sees the
 repository's fixtures); ``pipeline.run`` writes what ``kebab-chunk run`` writes; bad
 arguments and unfinished outputs give one-sentence KebabErrors.
 """
@@ -22,7 +22,7 @@ from kebab_chunk.pipeline import configure, run
 from tests.test_readme import marked_blocks, script
 
 REPO = Path(__file__).resolve().parents[1]
-DOC = REPO / "docs" / "python-api.md"
+DOC = REPO / "docs" / "guide" / "python-api.md"
 CORPUS = REPO / "fixtures" / "corpus"
 
 

@@ -21,6 +21,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 MARKER = "<!-- readme-test -->"
+#: The README is for users: what it is, install, quick start, the main uses, links. Details
+#: (benchmarks, every option, the output contract) live in docs/.
+MAX_README_LINES = 150
 _BLOCK = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.S | re.M)
 
 
@@ -73,6 +76,17 @@ def fresh_copy(target: Path) -> Path:
     return target
 
 
+def test_the_readme_is_short() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines"
+
+
+def test_the_readme_shows_the_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert re.search(r"^\./run_local\.sh +#", text, re.M), "./run_local.sh"
+    assert re.search(r"^\./run_local\.sh test +#", text, re.M), "./run_local.sh test"
+
+
 def test_every_marked_readme_block_is_runnable_code() -> None:
     blocks = marked_blocks(README.read_text(encoding="utf-8"))
     languages = [language for language, _ in blocks]
@@ -104,4 +118,6 @@ def test_readme_runs_verbatim_on_a_fresh_copy(tmp_path: Path) -> None:
     assert re.search(r"^\d+ chunks; 0 errors$", out, re.M), out[-4000:]
     assert re.search(r"^\d+ README chunks$", out, re.M), out[-4000:]
     assert re.search(r"^True \d+ chunks$", out, re.M), out[-4000:]
-    assert "decisions.md" not in {d["source_uri"] for d in _documents(clone / "out" / "docs")}
+    uris = {str(d["source_uri"]) for d in _documents(clone / "out" / "docs")}
+    assert "guide/install.md" in uris, sorted(uris)  # docs/ in subfolders, all read
+    assert not any(uri.endswith("decisions.md") for uri in uris), sorted(uris)  # --exclude

@@ -11,7 +11,7 @@ Data flows one way::
 ``ValidateChunks`` are the same steps one at a time, for callers that want them
 separately. The records and the Arrow schema of the output live in
 :mod:`kebab_chunk.output`, which never imports Beam; ``kebab_chunk.beam.job`` builds the
-whole job (docs/architecture.md).
+whole job (docs/internals/architecture.md).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ The records of a reused document are then carried by a second join, keyed by
 (``doc_id``, label, ``position // CARRY_BUCKET``): no grouping ever holds more than
 ``CARRY_BUCKET`` records of one label, so a document with 100,000 chunks does not become
 one element that a runner must hold in memory (Flink materialises each group in its
-JVM heap; docs/decisions.md, "Incremental joins on Flink").
+JVM heap; docs/internals/decisions.md, "Incremental joins carry reused records in groups").
 
 Before any of this, ``load_previous`` checks on the launching machine that PREV_OUTPUT's
 part files are exactly those its manifest lists, each of the listed size and blake3

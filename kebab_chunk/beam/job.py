@@ -6,7 +6,7 @@
 ``kebab_chunk/cli/run.py``); ``build_pipeline`` wires the transforms of this package
 into a pipeline; ``run`` claims and prepares the output and runs the job to the end.
 Every other argument is a standard Beam pipeline option, so the same job runs on the
-DirectRunner, Flink, Spark, Prism or Dataflow (docs/runners.md).
+DirectRunner, Flink, Spark, Prism or Dataflow (docs/guide/runners.md).
 """
 
 from __future__ import annotations
@@ -96,13 +96,13 @@ class RunConfig:
     parse_timeout_s: float
     overwrite: bool
     previous: PreviousRun | None = None  # --previous: reuse what did not change
-    # Isolation and limits (see docs/limits.md); defaults keep older callers working.
+    # Isolation and limits (see docs/guide/limits.md); defaults keep older callers working.
     limits: ParseLimits = DEFAULT_LIMITS
     chunk_timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     parsers: ParserChoice = DEFAULT_PARSERS  # --parsers: versions other than the defaults
     # Which files: every --input (``input`` is the first; empty: ``input`` alone) and the
-    # --include/--exclude/--include-hidden filter (docs/corpus-selection.md).
+    # --include/--exclude/--include-hidden filter (docs/guide/corpus-selection.md).
     inputs: tuple[str, ...] = ()
     corpus_filter: CorpusFilter = DEFAULT_CORPUS_FILTER
     # Which parser reads what: extensions mapped to media types (--media-type), and

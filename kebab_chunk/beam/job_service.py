@@ -3,7 +3,7 @@
 """The two ways a portable runner fails before the job starts, each as one sentence.
 
 Flink, Spark and the ``PortableRunner`` submit the job to a job service
-(docs/runners.md). Beam reaches one in two ways, and neither fails helpfully:
+(docs/guide/runners.md). Beam reaches one in two ways, and neither fails helpfully:
 
 - ``--job_endpoint=HOST:PORT``: Beam waits ``--job_server_timeout`` (300 s by default)
   for the channel without a word, then raises a bare ``FutureTimeoutError``.
@@ -35,7 +35,7 @@ __all__ = ["JOB_ENDPOINT_WAIT_S", "check_job_endpoint", "job_server_jar_error"]
 JOB_ENDPOINT_WAIT_S = 30.0
 
 _HOW_TO_GET_A_JOB_SERVER = (
-    "docs/runners.md, 'Flink, Spark and Prism', says how to build one and how to run "
+    "docs/guide/runners.md, 'Flink, Spark and Prism', says how to build one and how to run "
     "the job through a job server you start"
 )
 

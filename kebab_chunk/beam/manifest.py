@@ -11,7 +11,7 @@ unnoticed: ``unaccounted``, a file with no outcome at all, and ``inconsistent``,
 whose records no single processing of one file gives: listed twice, processed twice, or
 a ``read``/``parse`` error row (after which nothing else happens to a file) beside a
 chunk, an outcome, a skip or another error row. Chunks of one label beside a ``chunk``
-error of another are consistent (docs/limits.md, Isolation): that file is in ``errors``.
+error of another are consistent (docs/guide/limits.md, Isolation): that file is in ``errors``.
 Buckets come from the records joined by ``source_uri``: the chunk counts WriteChunks
 wrote, the error rows WriteErrors writes, the documents' outcomes; ``files_matched``
 counts the listing's entries. The chunk index entries WriteChunks sends with its counts

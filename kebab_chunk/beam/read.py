@@ -4,7 +4,7 @@
 
 While listing, a :class:`~kebab_chunk.corpus.CorpusFilter` decides which files are read
 (``--include``, ``--exclude``, hidden entries and tool folders such as ``.git`` and
-``node_modules`` skipped by default: docs/corpus-selection.md). A file it skips is not
+``node_modules`` skipped by default: docs/guide/corpus-selection.md). A file it skips is not
 listed: never read, no error row, not in the manifest's accounting; the counter
 ``files_skipped_by_filter`` counts them. The listing never enters a skipped folder.
 

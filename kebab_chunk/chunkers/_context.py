@@ -1,13 +1,13 @@
 """Bounding the context lines a chunk records; no label owns this module.
 
 A heading (or caption, or table header) line is recorded on every chunk of its section, so
-a line as long as the input makes output quadratic in it (docs/decisions.md, "Issue
+a line as long as the input makes output quadratic in it (docs/internals/decisions.md, "Issue
 29.7"). The labels that bound such lines (``hybrid-v4``, ``md-heading-v3``) cut each one by
 the same rule, :func:`bound_line`, through one :class:`LineBound` per document (each line
 cut once, with one warning). :func:`fitting_prefix` is the cut both this rule and
 ``hybrid-v2``'s counted-text trim use.
 
-Every label's output is frozen (docs/versioning.md): a change of these cuts changes those
+Every label's output is frozen (docs/internals/versioning.md): a change of these cuts changes those
 labels, so it belongs in a new function for a new label, not in this one.
 """
 

@@ -5,7 +5,7 @@ This is the LangChain-style "split on Markdown headers, then split long sections
 recursively by characters" strategy, built on our parser's blocks so every piece keeps an
 exact source location. A label is a row of the registry with one
 :class:`~kebab_chunk.chunkers.rules.HeaderCharsRules` value; everything else is here (what
-each label changed and why: docs/label-changes.md). What the rules leave alone is the same
+each label changed and why: docs/internals/label-changes.md). What the rules leave alone is the same
 for every label:
 
 - **Sections.** Every heading (levels 1–6) opens a new section; the blocks before the first

@@ -5,7 +5,7 @@ Every label is a row of the registry with one
 :class:`~kebab_chunk.chunkers.rules.HybridRules` value (every rule in which the labels
 differ); the rest is this module's, the same for every label. A new label is a new row,
 never a copied module or an overridden step. What each label changed and why is in
-docs/label-changes.md.
+docs/internals/label-changes.md.
 
 What every label does: the ``hierarchical-v1`` elements (``_token_aware.iter_elements``),
 each split at list items, table rows, blank lines, sentences, whitespace (in that order of

@@ -6,8 +6,8 @@ Every label it serves is a row of the registry with one
 :class:`~kebab_chunk.chunkers.rules.MdHeadingRules` value (every rule in which it differs
 from the others); the rest is this module's, the same for every label. A new label is a new
 row, never a copied module or an overridden step. ``md-heading-v1`` has its own code
-(docs/decisions.md, "Issue 32: the md-heading labels are rows of one engine"). Why each
-behaviour, against ``md-heading-v1``: docs/label-changes.md.
+(docs/internals/decisions.md, "Issue 32: the md-heading labels are rows of one engine"). Why each
+behaviour, against ``md-heading-v1``: docs/internals/label-changes.md.
 
 What every label does:
 

@@ -6,9 +6,9 @@ Every label it serves is a row of the registry with one
 :class:`~kebab_chunk.chunkers.rules.PageRules` value (every rule in which it differs from
 the others); the rest is this module's, the same for every label. A new label is a new row,
 never a copied module or an overridden step. ``pdf-page-v1`` has its own code
-(docs/decisions.md, "Issue 32: pdf-page labels as data").
+(docs/internals/decisions.md, "Issue 32: pdf-page labels as data").
 
-What every label does (why, against ``pdf-page-v1``: docs/label-changes.md):
+What every label does (why, against ``pdf-page-v1``: docs/internals/label-changes.md):
 
 Input: every block a paragraph or a heading whose text is the exact slice of its one
 ``page`` span (``pdf-text-v1`` gives one paragraph per page; a parser that also emits

@@ -2,9 +2,9 @@
 
 **Line breaks.** ``"\\r\\n"``, ``"\\n"`` and a lone ``"\\r"`` are one line break each, as in
 the parsers' newline view: nothing is translated, so offsets index the source as read
-(docs/decisions.md, "Line numbers by incremental counting"). :data:`LINE_BREAK` finds them;
-:func:`line_break_ends` and :func:`sub_line_span` turn offsets inside a block's text into
-the lines of its source.
+(docs/internals/decisions.md, "Line numbers by incremental counting"). :data:`LINE_BREAK`
+finds them; :func:`line_break_ends` and :func:`sub_line_span` turn offsets inside a block's
+text into the lines of its source.
 
 **Line-break style.** A document's blocks carry their own text but not the text between
 them. Between two exact ``lines`` spans the source is known only when the geometry pins
@@ -12,7 +12,7 @@ it down: nothing (same line, adjacent) or ``k`` line breaks of the document's on
 (:func:`newline_style`), ``k`` times as long as one break (:func:`join_gap`). Anything else
 (spaces on a blank line, a thematic break or link definition the parser dropped, mixed
 styles) is unknown, and chunkers keep such blocks apart rather than invent text.
-``md-heading-v1`` and ``hybrid-v1`` both join blocks by this rule (docs/decisions.md,
+``md-heading-v1`` and ``hybrid-v1`` both join blocks by this rule (docs/internals/decisions.md,
 "md-heading-v1 rebuilds chunk text from block texts and span geometry").
 
 **Separators.** A :class:`Separator` is one kind of boundary; :func:`separator_spans` finds
@@ -41,7 +41,7 @@ pdf-page-v1        its ``_cores``        :data:`PDF_SEGMENT_END`: a segment ends
 
 The separators differ where the labels' outputs differ (which closing quotes follow a full
 stop, whether the blanks around a blank line belong to it, whether a lone ``"\\r"`` ends a
-pdf-page-v1 segment); those outputs are frozen (docs/versioning.md), so each difference
+pdf-page-v1 segment); those outputs are frozen (docs/internals/versioning.md), so each difference
 stays, named here, instead of being smoothed over.
 """
 

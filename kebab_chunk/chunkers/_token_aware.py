@@ -9,7 +9,7 @@
   memoised for the chunker's life, ``chunk()`` as the list form of ``iter_chunks()``).
 - :func:`warn`: one warning to the log and to the caller's ``warnings`` list.
 
-Both labels' outputs are frozen (docs/versioning.md): a change here changes both, so a
+Both labels' outputs are frozen (docs/internals/versioning.md): a change here changes both, so a
 change of behaviour belongs in a new module under a new label, not in this one.
 """
 

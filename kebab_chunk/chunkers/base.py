@@ -139,13 +139,13 @@ def make_chunk(
     """Assemble one record with its content-addressed id.
 
     ``is_slice`` marks a chunk that is one of several slices of the same block(s); its id
-    then uses ``f"{policy_hash}#c{char_start}"`` of its first span (docs/contract.md,
+    then uses ``f"{policy_hash}#c{char_start}"`` of its first span (docs/internals/contract.md,
     "Identities") so sibling slices never collide. ``slice_start`` overrides that
     offset where the first span cannot tell siblings apart: pieces of rendered text all
     cite their block's whole span, and the item spans of a DOCX list each start at 0 of
     their own paragraph, so there the block's first ``char_start`` plus the offset inside
     the block's text names the slice (for exact source slices the two are equal; see
-    docs/decisions.md, "Slice ids use the offset in the block's text").
+    docs/internals/decisions.md, "Slice ids use the offset in the block's text").
     ``token_estimate`` defaults to the byte proxy of ``text``.
     """
     plain = policy.policy_hash
@@ -193,7 +193,7 @@ def _already_valid(values: dict[str, Any]) -> bool:
 
     True when every value already has the field's exact type (plain ``str``, ``int``,
     tuples of ``str``, span model instances) and meets its constraints; then the record
-    is assembled without re-validating (about five times faster, see docs/decisions.md).
+    is assembled without re-validating (about five times faster, see docs/internals/decisions.md).
     Anything else (a str subclass, a span given as a dict, a negative position) takes the
     validating constructor, which converts it or raises exactly as before.
     """

@@ -4,13 +4,13 @@ Labels differ in what ``text`` holds: md-heading chunks that open a section star
 heading line, hybrid-v1 and hierarchical-v1 keep headings out of ``text`` and count tokens
 of a contextualised string, PDF pages have no headings at all. A user who embeds ``text``
 therefore embeds different things per file type. ``embed_text`` is the same recipe for
-every label (docs/contract.md, "The text to embed"): the heading path, outermost first, then
-the captions, then the text, one per line; a heading the text already opens with is not
+every label (docs/internals/contract.md, "The text to embed"): the heading path, outermost
+first, then the captions, then the text, one per line; a heading the text already opens with is not
 repeated. Which headings count as "already in the text" is the chunker's ``embed_headings``
 rule (:data:`HeadingRule`; ``"first-line"`` when it has none): up to md-heading-v2 only the
 innermost heading, when the text's first line is it, so a chunk that opens with two
 headings (``## A`` then ``### B``) repeated the outer one; md-heading-v3's ``"leading"``
-leaves out every heading the text opens with (docs/versioning.md). A chunker may define
+leaves out every heading the text opens with (docs/internals/versioning.md). A chunker may define
 ``embed_text(chunk, policy) -> str`` to say otherwise (hybrid-v2 to hybrid-v4 shorten
 context lines that would not fit the budget).
 

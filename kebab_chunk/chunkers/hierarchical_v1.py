@@ -1,6 +1,6 @@
 """``hierarchical-v1``: one chunk per document element, headings and captions as metadata.
 
-Docling's HierarchicalChunker over our CanonicalDocument (docs/decisions.md,
+Docling's HierarchicalChunker over our CanonicalDocument (docs/internals/decisions.md,
 "hierarchical-v1"), on the element walk it shares with ``hybrid-v1`` (``_token_aware``).
 Each paragraph, code block, table, list and image/audio reference becomes one chunk whose
 text is the block's text and whose spans are the block's; ``heading_path`` is the block's, and an

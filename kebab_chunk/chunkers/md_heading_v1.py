@@ -1,4 +1,6 @@
-"""``md-heading-v1``: heading-aware chunking of documents with line spans (docs/decisions.md).
+"""``md-heading-v1``: heading-aware chunking of documents with line spans.
+
+Why each rule: docs/internals/decisions.md.
 
 Priority order: every heading starts a new chunk (its section's first chunk opens with the
 heading's own block); a code block is never split; a table stays whole below twice the
@@ -209,7 +211,7 @@ class _Run:
 
     def _gap(self, prev: Block, nxt: Block) -> str | None:
         """The source text between two blocks, when span geometry pins it down (when no
-        block shows a line break, ``"\n"`` is assumed: docs/decisions.md)."""
+        block shows a line break, ``"\n"`` is assumed: docs/internals/decisions.md)."""
         return join_gap(prev.spans[0], nxt.spans[0], self.style)
 
     def _emit_piece(self, atoms: Sequence[Atom], piece: Piece) -> None:

@@ -1,4 +1,4 @@
-"""``pdf-page-v1``: page-bounded chunks with exact page citations (docs/decisions.md).
+"""``pdf-page-v1``: page-bounded chunks with exact page citations (docs/internals/decisions.md).
 
 Input is a document from a PDF parser: every block a paragraph with exactly one ``page``
 span covering its text (``pdf-text-v1`` gives one such block per page). Per block:

@@ -4,9 +4,9 @@ A row (:class:`~kebab_chunk.chunkers.base.Label`) names the engine that makes th
 engine's frozen rules for it (:mod:`kebab_chunk.chunkers.rules`), the documents it accepts,
 the tokenizers that shape it and a one-line summary. A new label is a new row, usually
 ``replace(older.rules, field=...)``; a label, once registered, is never removed or
-repointed at code with different output (docs/versioning.md). Engines are import paths, so
+repointed at code with different output (docs/internals/versioning.md). Engines are import paths, so
 listing labels imports no engine and a worker loads only the engines it runs. What each
-label changed against the one before it, and why, is in docs/label-changes.md.
+label changed against the one before it, and why, is in docs/internals/label-changes.md.
 """
 
 from __future__ import annotations
@@ -180,11 +180,11 @@ LABELS: tuple[Label, ...] = (
 _BY_NAME: dict[str, Label] = {row.name: row for row in LABELS}
 
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced
-#: the v1 defaults (docs/decisions.md, "Default labels and parsers by measurement"): level
+#: the v1 defaults (docs/internals/decisions.md, "Default labels and parsers by measurement"): level
 #: retrieval on the evaluation data, exact citations, and the v1 defects gone; the v1
 #: labels stay registered and reproduce old outputs with ``--chunkers``. hybrid-v3 replaced
-#: hybrid-v2 for the formats it chunks (docs/decisions.md, "hybrid-v3 merges a slice with a
-#: rendered element"): the same chunks except no one-line chunk beside a table or list;
+#: hybrid-v2 for the formats it chunks (docs/internals/decisions.md, "hybrid-v3 merges a
+#: slice with a rendered element"): the same chunks except no one-line chunk beside a table or list;
 #: pdf-page-v3 replaced pdf-page-v2 ("pdf-page-v3 never cuts after a list marker");
 #: hybrid-v4 replaced hybrid-v3 ("Issue 29.7"): the same chunks, with the context lines each
 #: chunk records bounded by the budget.

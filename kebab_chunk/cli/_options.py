@@ -144,7 +144,7 @@ def add_merge_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="md-heading-v2 and hybrid-v1 to v3: keep neighbouring pieces apart "
         "instead of merging them while they fit (the stable-id setting, "
-        "docs/scheduling.md)",
+        "docs/guide/scheduling.md)",
     )
     parser.add_argument(
         "--no-merge-list-items",

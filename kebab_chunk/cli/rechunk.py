@@ -1,7 +1,7 @@
 # mypy: disallow-untyped-calls=False
 # (Beam ships partial type hints: FileSystems is untyped.)
 """``kebab-chunk rechunk --corpus IN --runs DIR [--keep-last N] [--newer-than DATE] [run
-options]``: one scheduled re-chunk, an update of one table (docs/scheduling.md).
+options]``: one scheduled re-chunk, an update of one table (docs/guide/scheduling.md).
 
 1. Claim ``DIR`` for this rechunk: an exclusive ``flock`` on ``DIR/_rechunk.lock``
    (kebab_chunk/beam/claim.py ``claim_directory``, created with ``DIR`` if needed). Another

@@ -162,7 +162,7 @@ def _arg_parser() -> argparse.ArgumentParser:
         help="commit a new snapshot of the output already in --output: only new and "
         "changed documents are read again, parsed and written, unchanged ones stay in "
         "place, and the snapshot's change feed lists the chunk ids added, removed and "
-        "changed (no output there yet: a full run; docs/scheduling.md)",
+        "changed (no output there yet: a full run; docs/guide/scheduling.md)",
     )
     p.add_argument(
         "--previous",
@@ -178,7 +178,10 @@ def _arg_parser() -> argparse.ArgumentParser:
 
 
 def _add_selection_arguments(p: argparse.ArgumentParser) -> None:
-    """Which files of the corpus are read (kebab_chunk/corpus.py, docs/corpus-selection.md)."""
+    """Which files of the corpus are read.
+
+    kebab_chunk/corpus.py decides; docs/guide/corpus-selection.md explains.
+    """
     p.add_argument(
         "--include",
         action="append",
@@ -207,7 +210,7 @@ def _add_selection_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="EXT=MEDIA_TYPE",
         help="read files with this extension as this media type; repeatable (e.g. "
-        "--media-type .rst=text/plain; default: by extension, see docs/corpus-selection.md)",
+        "--media-type .rst=text/plain; default: by extension, see docs/guide/corpus-selection.md)",
     )
     p.add_argument(
         "--skip-unsupported",
@@ -251,7 +254,7 @@ def _nothing_selected(corpus_filter: CorpusFilter) -> str:
 
 
 def _add_budget_arguments(p: argparse.ArgumentParser) -> None:
-    """Per-document isolation budgets and parse limits (docs/limits.md), and --debug."""
+    """Per-document isolation budgets and parse limits (docs/guide/limits.md), and --debug."""
     p.add_argument(
         "--chunk-timeout-s",
         type=float,

@@ -1,6 +1,6 @@
 """``kebab-chunk sync OUTPUT --to STORE``: make a vector store hold exactly an output's chunks.
 
-The library call is :func:`kebab_chunk.sync.sync` (docs/sync.md); this parses the options,
+The library call is :func:`kebab_chunk.sync.sync` (docs/guide/sync.md); this parses the options,
 prints one line of what was done (``--json``: the report as JSON) and turns every user
 error into one sentence and exit status 2.
 """

@@ -7,7 +7,7 @@ output reads back in: ``Chunk`` objects, their dict form, pyarrow rows, a pandas
 in two forms (``metadata=``): ``"full"`` (default) carries every other record field (spans,
 heading path, versions, hashes) as JSON, so a hit can still be cited exactly and the record
 rebuilt; ``"flat"`` carries scalars only (:func:`flat_metadata`), which vector stores such
-as Chroma require. docs/integrations.md has the whole story.
+as Chroma require. docs/guide/integrations.md has the whole story.
 
 - :mod:`kebab_chunk.integrations.langchain`: ``langchain_core.documents.Document``
   (``pip install kebab-chunk[langchain]``), and ``KebabTextSplitter``, a LangChain

@@ -24,7 +24,7 @@ cannot be guessed.
 
 **Content.** An adapter's text is the chunk ``text``, or with ``contextualized=True`` the
 record's ``embed_text``: the one text to embed that the pipeline writes for every label
-(docs/contract.md, "The text to embed"), so a vector store embeds exactly what the Parquet
+(docs/internals/contract.md, "The text to embed"), so a vector store embeds exactly what the Parquet
 column holds. ``content_kind`` says which (``"text"`` or ``"embed_text"``); full metadata
 then holds every other field, so the exact record can be rebuilt either way. Content
 made before ``embed_text`` existed (``content_kind`` ``"contextualized"``: heading path and

@@ -1,4 +1,4 @@
-"""Data model and identity recipes (docs/contract.md, "Data model" and "Identities")."""
+"""Data model and identity recipes (docs/internals/contract.md, "Data model" and "Identities")."""
 
 from kebab_chunk.model.blocks import (
     BLOCK_ADAPTER,

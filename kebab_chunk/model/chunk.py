@@ -13,14 +13,14 @@ __all__ = ["Chunk"]
 class Chunk(Frozen):
     """One retrieval chunk.
 
-    ``chunk_id`` is content-addressed (docs/contract.md, "Identities"); ``content_hash``
+    ``chunk_id`` is content-addressed (docs/internals/contract.md, "Identities"); ``content_hash``
     is the blake3 of the source document's raw bytes, so a record alone says which
     document bytes it came from (incremental runs compare it with the current file);
     ``token_estimate`` is stated by the chunker that made the chunk, never guessed
     downstream.
 
     ``embed_text`` (the text to embed: the heading path and captions the text lacks, then
-    the text; docs/contract.md, "The text to embed") and ``embed_tokens`` (its token count
+    the text; docs/internals/contract.md, "The text to embed") and ``embed_tokens`` (its token count
     under the run's tokenizer) are filled in by the pipeline, not by chunkers
     (:func:`kebab_chunk.chunkers.embedding.with_embedding`), so what a label's chunker
     returns stays what it was; a chunker leaves them None, a written record never does.

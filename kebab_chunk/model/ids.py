@@ -1,4 +1,4 @@
-"""Content-addressed identity recipes (docs/contract.md, "Identities").
+"""Content-addressed identity recipes (docs/internals/contract.md, "Identities").
 
 ``canon(x)`` is RFC 8785 canonical JSON and ``h(x)`` its blake3 hex digest, so an id
 depends only on the values in the recipe, never on dict order, float formatting, the

@@ -1,4 +1,4 @@
-"""Where a block or chunk came from in its source (docs/contract.md, "Data model")."""
+"""Where a block or chunk came from in its source (docs/internals/contract.md, "Data model")."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each snapshot an update commits (kebab_chunk/output/snapshots.py) lists one file
 ``changes/s<n>.parquet``, one row per chunk record that differs between the base snapshot
-and snapshot ``n``, per label (docs/contract.md, "Change feed"):
+and snapshot ``n``, per label (docs/internals/contract.md, "Change feed"):
 
 * ``snapshot`` — n, the snapshot that made the change;
 * ``chunker_version`` — the label; ``chunk_id`` — the record's id under it;

@@ -4,7 +4,7 @@ Each row of ``OUTPUT/documents`` lists the chunk records written for its file
 (:data:`~kebab_chunk.output.schema.DOCUMENT_SCHEMA`, column ``chunk_index``), one
 :class:`IndexEntry` per record, so a later run can tell which chunks of a document were
 added, removed, modified (re-embed) or relocated (metadata only) from the documents table
-alone, without reading a chunk record (docs/contract.md, "Documents table"):
+alone, without reading a chunk record (docs/internals/contract.md, "Documents table"):
 
 * ``content_digest`` — ``h([text, heading_path, captions, token_estimate])[:16]``: the
   fields whose change means the chunk must be embedded again (:data:`CONTENT_FIELDS`, the

@@ -56,7 +56,7 @@ __all__ = [
     "label_partitions",
 ]
 
-#: The version of the ``diff --json`` document (docs/diff-json.md); a new field keeps it,
+#: The version of the ``diff --json`` document (docs/guide/diff-json.md); a new field keeps it,
 #: a renamed, removed or re-typed one bumps it.
 DIFF_FORMAT = "kebab-chunk-diff-v1"
 

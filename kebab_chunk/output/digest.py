@@ -2,7 +2,7 @@
 
 Why: an incremental run (``--previous``) carries records out of a previous output's part
 files without parsing again, so it must know those files are the ones that run wrote
-(docs/limits.md, "Completeness of an output"). The writers pass their bytes through a
+(docs/guide/limits.md, "Completeness of an output"). The writers pass their bytes through a
 :class:`DigestSink` on the way to the file (no second read, no extra copy) and the
 manifest lists each file's ``bytes`` and ``blake3``; :func:`digest_stream` recomputes
 both from a file being read.

@@ -2,7 +2,7 @@
 
 :func:`open_output` is called by every reader (``kebab_chunk.results``, ``diff``, ``inspect``,
 ``report``, ``view --from-output``, ``rechunk``) and by ``--previous``. A finished output
-(docs/limits.md, "Completeness of an output") has a ``manifest.json`` (written last) that
+(docs/guide/limits.md, "Completeness of an output") has a ``manifest.json`` (written last) that
 is a JSON object of the shape :func:`_check_shape` describes, the schema version this
 package reads, a ``chunks/`` directory, and exactly the part files its manifest lists, each
 a Parquet file with its table's columns and the number of rows listed (read from the

@@ -1,4 +1,4 @@
-"""The names of an output directory, in one place (docs/contract.md, "Output layout").
+"""The names of an output directory, in one place (docs/internals/contract.md, "Output layout").
 
 ::
 
@@ -62,7 +62,7 @@ CHUNK_ROWS_PER_FILE = 50_000
 #: Documents-table rows per part file. A part is written from one GroupByKey group, which
 #: Beam's Flink runner serialises as one element in the TaskManager's heap: with the chunk
 #: index a row is ~1-2 KB, and 100,000 rows per group ran a 2 GB TaskManager out of heap
-#: (docs/decisions.md, "Documents part files hold 10,000 rows").
+#: (docs/internals/decisions.md, "Documents part files hold 10,000 rows").
 DOCUMENT_ROWS_PER_FILE = 10_000
 
 

@@ -1,6 +1,6 @@
 """The explicit Arrow schemas of the output datasets, and record <-> row conversion.
 
-This is the one place the on-disk layout of docs/contract.md, "Output layout" is defined:
+This is the one place the on-disk layout of docs/internals/contract.md, "Output layout" is defined:
 
 * ``chunks/chunker_version=<label>/part-*.parquet`` holds :data:`CHUNK_FILE_SCHEMA`: every
   :class:`~kebab_chunk.model.Chunk` field except ``chunker_version``, which is the hive
@@ -55,7 +55,7 @@ __all__ = [
 
 #: Bumped whenever a column is removed or retyped, or added where readers need it in
 #: every output. v2 added ``embed_text`` and ``embed_tokens`` to chunk rows
-#: (docs/contract.md); the documents table's ``chunk_index`` came within v2, because an
+#: (docs/internals/contract.md); the documents table's ``chunk_index`` came within v2, because an
 #: output without it stays readable (see DOCUMENT_SCHEMA).
 SCHEMA_VERSION = "kebab-chunk-parquet-v2"
 PARTITION_COLUMN = "chunker_version"
@@ -65,7 +65,7 @@ WRITE_BATCH_ROWS = 1024
 #: decoded Python rows alive beside the Arrow data small; see rows_table).
 BATCH_ROWS = WRITE_BATCH_ROWS
 #: The allocator of part-file Arrow data: malloc, not pyarrow's default mimalloc, which kept
-#: about twice the table resident while a shard was built (measured, docs/decisions.md).
+#: about twice the table resident while a shard was built (measured, docs/internals/decisions.md).
 _POOL = pa.system_memory_pool()
 _METADATA = {b"kebab_chunk.schema": SCHEMA_VERSION.encode()}
 

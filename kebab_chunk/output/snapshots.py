@@ -1,8 +1,8 @@
 """Snapshots of an output: a versioned list of live files, merge-on-read document deletes.
 
 An output that has been updated (``kebab-chunk run --update``) holds several snapshots
-(docs/contract.md, "Snapshots"; the format was chosen by measurement, docs/decisions.md,
-"Issue 30: table format for outputs"):
+(docs/internals/contract.md, "Snapshots"; the format was chosen by measurement,
+docs/internals/decisions.md, "Issue 30: table format for outputs"):
 
 ::
 
@@ -147,7 +147,7 @@ def commit_snapshot(output: str, manifest: Mapping[str, Any]) -> str:
     removes them). Locally the file is written whole under a temporary name and
     hard-linked into place (``link`` fails on an existing name, atomically); on object
     stores, where a create-if-absent needs the store's own client, the name is checked
-    first and the runs' claim must keep two runs apart (docs/scheduling.md)."""
+    first and the runs' claim must keep two runs apart (docs/guide/scheduling.md)."""
     n = snapshot_of(manifest)
     final = f"{output}/{snapshot_name(n)}"
     data = _encode(manifest)

@@ -65,10 +65,10 @@ _VERSIONS: dict[str, dict[str, str]] = {
 }
 
 #: The parser version used for each media type unless a run names another one.
-#: ``md-pyromark-v1`` replaced ``md-mistune-v1`` for Markdown (docs/decisions.md): same blocks
-#: on the whole benchmark corpus, so the same chunk ids, at 2.4x the parse speed. pdf-text-v2,
-#: html-v2 and docling-json-v2 replaced their v1 (outline headings, no navigation, no
-#: picture text); every v1 stays registered (docs/decisions.md).
+#: ``md-pyromark-v1`` replaced ``md-mistune-v1`` for Markdown (docs/internals/decisions.md):
+#: same blocks on the whole benchmark corpus, so the same chunk ids, at 2.4x the parse speed.
+#: pdf-text-v2, html-v2 and docling-json-v2 replaced their v1 (outline headings, no
+#: navigation, no picture text); every v1 stays registered (docs/internals/decisions.md).
 DEFAULT_PARSER_VERSIONS: dict[str, str] = {
     "text/markdown": "md-pyromark-v1",
     "text/plain": "text-plain-v1",

@@ -1,4 +1,4 @@
-"""How much chunk output one document may produce under one label (docs/limits.md).
+"""How much chunk output one document may produce under one label (docs/guide/limits.md).
 
 A label that repeats context on every chunk can turn a small document into output many
 times its size: hybrid-v3 recorded a CSV's 1.09 MB header row on each of 1,811 chunks, 1.97 G

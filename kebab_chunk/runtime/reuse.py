@@ -4,7 +4,7 @@ A document's records in a previous output are folded into a :class:`Summary` (it
 fingerprints, and per label how many records up to which ``position``);
 :meth:`ReuseRule.decide` then says, from that summary, this run's bytes and options,
 whether the document is ``reused``, ``rechunked``, ``new`` or ``deleted``
-(docs/versioning.md, "Incremental runs"). A reused document's records are carried in
+(docs/internals/versioning.md, "Incremental runs"). A reused document's records are carried in
 groups keyed by :func:`carry_key` (at most ``CARRY_BUCKET`` records of one label each), so
 no grouping grows with a document's chunk count; its documents-table facts (title, front
 matter, warnings, pages, blocks) come from the previous documents table, so a reused
@@ -72,7 +72,7 @@ Seen = tuple[str | None, Fingerprint, int]
 SHAPING_OPTIONS = ("max_blocks", "max_nesting", "max_pages")
 #: Manifest ``options`` that only decide whether a document finishes on the machine at
 #: hand (None: no limit). A record made within a budget is what a larger budget gives
-#: too, so reuse needs each to be at least the previous run's (docs/decisions.md,
+#: too, so reuse needs each to be at least the previous run's (docs/internals/decisions.md,
 #: "Issue 29.3"). ``max_file_bytes`` is neither: every run applies it while reading.
 BUDGET_OPTIONS = ("chunk_timeout_s", "max_memory_mb", "parse_timeout_s")
 REUSE_OPTIONS = SHAPING_OPTIONS + BUDGET_OPTIONS

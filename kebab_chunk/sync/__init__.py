@@ -1,4 +1,4 @@
-"""Keep a vector store equal to an output's chunks (docs/sync.md).
+"""Keep a vector store equal to an output's chunks (docs/guide/sync.md).
 
 :func:`sync` embeds each new text once (an :class:`EmbeddingCache` keyed by embedder and
 text), upserts added chunks by ``chunk_id``, deletes removed ones and updates the metadata

@@ -3,7 +3,7 @@
 Keyed by (embedder id, blake3 of the embedded text): a vector depends on nothing else, so
 the cache is right by construction. A chunk id whose text changed (``modified``) misses;
 the same text under a new label, a new chunk id after a rename, another output or another
-store hits (docs/decisions.md, "The embedding cache is keyed by text, not chunk id").
+store hits (docs/internals/decisions.md, "The embedding cache is keyed by text, not chunk id").
 One SQLite file (stdlib ``sqlite3``, WAL, one writer at a time): the default lives in
 ``$KEBAB_CHUNK_CACHE_DIR``, else ``$XDG_CACHE_HOME/kebab-chunk`` (``~/.cache`` without it),
 and is shared by every sync of the user. Vectors are stored as little-endian float32,

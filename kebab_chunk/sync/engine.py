@@ -1,4 +1,4 @@
-"""``sync``: bring a vector store to exactly the chunks of an output (docs/sync.md).
+"""``sync``: bring a vector store to exactly the chunks of an output (docs/guide/sync.md).
 
 Reads the documents table's chunk index (never every chunk record), asks the store for its
 digests, plans (kebab_chunk/sync/plan.py), then reads only the chunk records it must

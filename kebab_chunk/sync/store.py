@@ -1,9 +1,9 @@
-"""What a vector store must do for ``kebab-chunk sync`` (docs/sync.md).
+"""What a vector store must do for ``kebab-chunk sync`` (docs/guide/sync.md).
 
 A store holds one row per chunk id: the vector, the text that was embedded (the record's
 ``embed_text``), the record's metadata in the store's own convention (flat scalars where
 the store requires them, a JSON document where it has one), and the two digests of the
-documents table's ``chunk_index`` (docs/contract.md): ``content_digest`` (a change means
+documents table's ``chunk_index`` (docs/internals/contract.md): ``content_digest`` (a change means
 embed again) and ``record_digest`` (a change means update the metadata). The sync plans
 from the digests alone, so it converges from whatever the store holds: a missed night, a
 re-run, a rollback to an older snapshot or a store filled by hand all end equal to the

@@ -199,7 +199,7 @@ def test_no_merge_peers_gives_the_chunk_commands_records_and_is_not_reused_acros
     tiny_corpus: Path,
     tmp_path: Path,
 ) -> None:
-    """Issue 29.12: ``run --no-merge-peers`` (the stable-id setting docs/scheduling.md
+    """Issue 29.12: ``run --no-merge-peers`` (the stable-id setting docs/guide/scheduling.md
     recommends) chunks as ``chunk --no-merge-peers`` does, and a run with the other setting
     reuses none of its documents through --previous (the switch is in the policy hash)."""
     from kebab_chunk.cli import main as cli_main

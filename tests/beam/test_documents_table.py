@@ -316,7 +316,7 @@ def test_an_empty_corpus_writes_one_empty_documents_file(tmp_path: Path) -> None
 def test_records_no_single_processing_gives_make_the_accounting_fail(tmp_path: Path) -> None:
     """A file listed twice, a read error beside chunks, two read errors, or a skip beside
     an outcome are ``inconsistent``: listed, and the accounting does not close. Chunks of
-    one label beside another label's chunk error stay a file with errors (docs/limits.md,
+    one label beside another label's chunk error stay a file with errors (docs/guide/limits.md,
     Isolation), as do a zero-chunk outcome and one chunk error."""
     doc = parse_document(b"# A\n\ntext\n", "x.md")
 

@@ -3,7 +3,7 @@
 Before these fields, md-heading chunks carried their heading line in ``text`` (only the
 chunk that opens a section), hybrid-v1 kept headings out of ``text`` and counted tokens of a
 contextualised string it did not store, and "embed the text column" meant different things
-per file type. These tests pin the one recipe (docs/contract.md, "The text to embed").
+per file type. These tests pin the one recipe (docs/internals/contract.md, "The text to embed").
 """
 
 from __future__ import annotations

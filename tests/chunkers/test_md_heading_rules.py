@@ -3,7 +3,7 @@ real behaviour difference, every golden accounted for.
 
 md-heading-v2 and v3 are :class:`kebab_chunk.chunkers._md_heading.MdHeadingChunker` with
 one :class:`~kebab_chunk.chunkers.rules.MdHeadingRules` value each; md-heading-v1 keeps
-its own engine (docs/decisions.md, "Issue 32: the md-heading labels are rows of one
+its own engine (docs/internals/decisions.md, "Issue 32: the md-heading labels are rows of one
 engine"). The inputs of every golden of the family are listed here, so a golden no input
 makes (an orphan) fails, and so does a rule whose flip leaves every golden of the engine's
 labels as it is (a field that is not a behaviour).

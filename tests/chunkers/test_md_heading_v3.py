@@ -5,7 +5,7 @@ md-heading-v2 glues a heading with an empty body to the first chunk of its subse
 chunk can open with ``## Examples`` then ``### Measuring``; its ``embed_text`` then read
 ``Examples``, ``Measuring``, ``## Examples``, ``### Measuring`` (the default recipe left out
 only the innermost heading, and only when the text's first line is it). md-heading-v3 is
-the same engine with another heading rule (docs/versioning.md). The tests check, on every
+the same engine with another heading rule (docs/internals/versioning.md). The tests check, on every
 fixture and on generated documents, that only ``embed_text`` (and so ``embed_tokens``)
 and the label-dependent ``chunk_id`` / ``chunker_version`` differ, and that ``embed_text``
 is exactly the heading path less the headings whose blocks open the chunk (found from the

@@ -3,9 +3,10 @@ real behaviour difference, every golden accounted for.
 
 pdf-page-v2 and v3 are :class:`kebab_chunk.chunkers._pages.PageChunker` with one
 :class:`~kebab_chunk.chunkers.rules.PageRules` value each; pdf-page-v1 keeps its own engine
-(docs/decisions.md, "Issue 32: pdf-page labels as data"). The inputs of every golden of the
-engine's labels are listed here, so a golden no input makes (an orphan) fails, and so does
-a rule whose flip leaves every golden as it is (a field that is not a behaviour).
+(docs/internals/decisions.md, "Issue 32: pdf-page labels as data"). The inputs of every
+golden of the engine's labels are listed here, so a golden no input makes (an orphan)
+fails, and so does a rule whose flip leaves every golden as it is (a field that is not a
+behaviour).
 """
 
 from __future__ import annotations

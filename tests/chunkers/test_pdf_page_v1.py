@@ -1,4 +1,4 @@
-"""pdf-page-v1: its test plan, the exact-slice rule, goldens (docs/decisions.md)."""
+"""pdf-page-v1: its test plan, the exact-slice rule, goldens (docs/internals/decisions.md)."""
 
 from __future__ import annotations
 

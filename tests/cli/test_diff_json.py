@@ -1,4 +1,4 @@
-"""``kebab-chunk diff --json`` is a contract: its fields are exactly docs/diff-json.md's, and
+"""``kebab-chunk diff --json`` is a contract: its fields are exactly docs/guide/diff-json.md's, and
 it lists relocated ids (the ones a store updates without embedding again)."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from tests.sync.helpers import RUNNER
 pytestmark = pytest.mark.slow
 quiet_beam()
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "diff-json.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "guide" / "diff-json.md"
 
 
 def _documented(section: str) -> set[str]:
-    """The field names of the table under ``## <section>`` in docs/diff-json.md."""
+    """The field names of the table under ``## <section>`` in docs/guide/diff-json.md."""
     text = DOC.read_text(encoding="utf-8").split(f"## {section}", 1)[1].split("\n## ", 1)[0]
     return set(re.findall(r"^\| `([a-z_]+)` \|", text, flags=re.MULTILINE))
 

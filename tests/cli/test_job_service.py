@@ -76,7 +76,7 @@ def test_a_flink_job_server_jar_that_cannot_be_downloaded_is_one_sentence(
     argv += ["--runner=FlinkRunner", "--flink_master=localhost:8081"]
     err = _one_line(capsys, [*argv, f"--jar_cache_dir={tmp_path / 'jars'}"])
     assert "FlinkRunner could not download its job server jar" in err
-    assert "pass --flink_job_server_jar=PATH" in err and "docs/runners.md" in err
+    assert "pass --flink_job_server_jar=PATH" in err and "docs/guide/runners.md" in err
 
 
 def test_a_missing_local_job_server_jar_is_one_sentence(
@@ -111,7 +111,7 @@ def test_a_prism_binary_that_cannot_be_downloaded_is_one_sentence(
     argv = ["--input", str(corpus), "--output", str(tmp_path / "out"), *QUIET]
     err = _one_line(capsys, [*argv, "--runner=PrismRunner", *_OWN_PRISM_SERVER])
     assert "PrismRunner could not download its Prism binary" in err
-    assert "pass --prism_location=PATH" in err and "docs/runners.md" in err
+    assert "pass --prism_location=PATH" in err and "docs/guide/runners.md" in err
 
 
 def test_a_prism_location_that_does_not_exist_is_one_sentence(

@@ -426,7 +426,7 @@ def test_an_unknown_option_is_named_with_the_one_meant(
 
 
 def test_no_merge_peers_is_passed_to_the_run_and_reuses_nothing_packed(tmp_path: Path) -> None:
-    """Issue 29.12: the stable-id setting docs/scheduling.md recommends; a rechunk with it
+    """Issue 29.12: the stable-id setting docs/guide/scheduling.md recommends; a rechunk with it
     after one without re-chunks every document (another policy)."""
     corpus, runs = write_corpus(tmp_path / "corpus", 3), tmp_path / "runs"
     assert _rechunk(corpus, runs) == 0

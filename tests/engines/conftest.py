@@ -104,7 +104,7 @@ def kebab_run(bin_dir: Path, corpus: Path, output: Path, *args: str, **env: str)
     child_env = dict(os.environ, **env)
     child_env["PATH"] = os.pathsep.join([str(bin_dir), child_env.get("PATH", "")])
     # No --default_sdk_harness_log_level=WARNING here: Java job servers parse it as their
-    # own LogLevel enum, which has no WARNING, and reject the whole job (docs/runners.md).
+    # own LogLevel enum, which has no WARNING, and reject the whole job (docs/guide/runners.md).
     cmd = [
         str(bin_dir / "kebab-chunk"),
         "run",

@@ -5,7 +5,7 @@ registry (PyPI, Maven Central, the Go module proxy) into ``.cache/engines/`` (ov
 ``KEBAB_ENGINES_CACHE``), checks what it fetched, and leaves a stamp so the next run reuses
 it. A missing tool (Java, Maven, Go) is reported in one sentence saying what to install.
 
-Versions (docs/decisions.md, "Engines"): Maven Central serves no Beam job-server jar here,
+Versions (docs/internals/decisions.md, "Engines"): Maven Central serves no Beam job-server jar here,
 and Beam's Flink runner resolves with all its dependencies only at Beam 2.62.0 (Flink
 1.19), so the Flink and Spark tests run the project in a second virtual environment pinned
 to apache-beam 2.62.0 (``constraints-beam-2.62.0.txt``), with job servers assembled from the
@@ -304,7 +304,7 @@ def python_boot(version: str = ENGINE_BEAM) -> Path:
     """Beam's Python SDK worker entry point (``boot``) for the PROCESS environment.
 
     The Go checksum database does not answer for v2.62.0 here, so that one build skips it
-    (the module still comes over TLS from the proxy); docs/decisions.md says so.
+    (the module still comes over TLS from the proxy); docs/internals/decisions.md says so.
     """
     return _go_install(
         "github.com/apache/beam/sdks/v2/python/container",

@@ -4,7 +4,7 @@ main environment's Beam version, against that environment's DirectRunner.
 Prism runs the pipeline through the Fn API like any portable runner (job submission,
 fused stages, gRPC data plane) with the Python SDK harness in its default environment;
 Prism 2.77 cannot provision SDK workers of the PROCESS environment (its worker pool does
-not register them; docs/decisions.md).
+not register them; docs/internals/decisions.md).
 """
 
 from __future__ import annotations

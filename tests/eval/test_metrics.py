@@ -1,7 +1,7 @@
 """The range arithmetic of the retrieval metric, pinned on hand-made cases.
 
 Each expected number is worked out by hand from the definitions of the
-``chunking_evaluation`` project (docs/eval.md): numerator = union of chunk ∩ reference
+``chunking_evaluation`` project (docs/guide/eval.md): numerator = union of chunk ∩ reference
 over chunks of the question's document; recall over the plain sum of reference lengths;
 precision over the plain sum of all k retrieved chunk lengths; IoU over that sum plus the
 reference parts no chunk touched.

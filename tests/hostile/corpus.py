@@ -3,7 +3,7 @@
 Nothing here is committed as a file: every case is generated (a few seconds in all), so
 the repository stays small and the sizes the issue names are real. Each case is an
 :class:`Expect`: the path it gets under the corpus root and what a run must make of it,
-derived from the contract (docs/contract.md, "Bad input", and the parser/reader
+derived from the contract (docs/internals/contract.md, "Bad input", and the parser/reader
 docstrings), never from a previous run's output. ``build_bad_corpus`` returns them keyed
 by ``source_uri``.
 

@@ -263,7 +263,7 @@ def test_parse_limits_must_match_and_budgets_must_not_shrink(
 ) -> None:
     """Records made under other parse limits could differ (a refused or flattened
     document); a budget only decides whether a document finishes, so a larger one gives
-    the same records and a smaller one might not (docs/decisions.md, "Issue 29.3")."""
+    the same records and a smaller one might not (docs/internals/decisions.md, "Issue 29.3")."""
     decisions, to_parse, carried, _ = _decide(chunks=_records(), options={**OPTIONS, **options})
     assert decisions == [decision], case
     assert bool(to_parse) == (decision == RECHUNKED) and bool(carried) == (decision == REUSED)

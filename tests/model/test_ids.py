@@ -1,4 +1,4 @@
-"""Known-answer tests for the id recipes of docs/contract.md, "Identities".
+"""Known-answer tests for the id recipes of docs/internals/contract.md, "Identities".
 
 Some expected digests are computed here independently of the package (blake3 over JSON
 canonicalised by hand for ASCII inputs, where RFC 8785 equals sorted compact JSON); others
@@ -123,7 +123,7 @@ _ANY_TEXT = st.text(max_size=30) | st.sampled_from(["\ud800", "a\udfffb", '"\\\n
 
 
 def _reference_id(value: list[Any]) -> str:
-    """The recipe of docs/contract.md, "Identities": blake3 of RFC 8785 JSON (an error if
+    """The recipe of docs/internals/contract.md, "Identities": blake3 of RFC 8785 JSON (an error if
     it has none)."""
     try:
         return blake3.blake3(rfc8785.dumps(value)).hexdigest()[:32]

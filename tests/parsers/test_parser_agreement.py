@@ -5,7 +5,7 @@ mistune follows CommonMark + GFM tables they must produce the *same* blocks (kin
 texts, spans, fields, ids), title, metadata and warnings; only ``parser_version``
 differs. Checked on every Markdown fixture and on generated documents made of the
 constructs both read alike. The known differences are pinned one by one below, each
-with what CommonMark / GFM says; docs/decisions.md lists them too.
+with what CommonMark / GFM says; docs/internals/decisions.md lists them too.
 """
 
 from __future__ import annotations

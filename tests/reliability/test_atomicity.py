@@ -1,6 +1,6 @@
 """A run killed half way never leaves an output that looks complete (issue 7, item 6).
 
-The contract (docs/limits.md): ``manifest.json`` is the commit mark of an output. It is
+The contract (docs/guide/limits.md): ``manifest.json`` is the commit mark of an output. It is
 written last, after every part file, and only by a run that got that far; ``--overwrite``
 deletes the previous output (its manifest included) before anything new is written. So a
 killed run leaves either nothing or part files without a manifest, which every reader

@@ -68,7 +68,7 @@ def _build(root: Path, outside: Path) -> None:
 
 
 def _entries_on_disk(root: Path, unreadable_dirs: set[Path]) -> set[str]:
-    """The uri of every entry the accounting must name (the rule in docs/limits.md)."""
+    """The uri of every entry the accounting must name (the rule in docs/guide/limits.md)."""
     found: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(os.fsencode(root)):
         here = Path(os.fsdecode(dirpath))

@@ -36,7 +36,7 @@ sys.exit(main())
 """
 
 
-#: The multi-processing DirectRunner of docs/scheduling.md's examples: Beam's worker
+#: The multi-processing DirectRunner of docs/guide/scheduling.md's examples: Beam's worker
 #: processes die of a group-wide SIGTERM too, and Beam's thread watching them raises.
 _PROCESSES = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 

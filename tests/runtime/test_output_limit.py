@@ -1,5 +1,5 @@
 """The output limit: one document's chunks under one label hold at most
-``max(factor x its text, floor)`` characters before they leave the helper (docs/limits.md).
+``max(factor x its text, floor)`` characters before they leave the helper (docs/guide/limits.md).
 
 hybrid-v3 repeats a wide CSV header on every continuation chunk, so its output grows with
 the square of the header: the limit turns that into one ``chunk`` / ``limit_exceeded`` row

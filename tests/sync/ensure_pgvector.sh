@@ -7,7 +7,7 @@
 # patches, each checked against a pinned sha256) against PostgreSQL 15's server headers,
 # and installs it into the system's PostgreSQL 15 directories
 # (/usr/lib/postgresql/15/lib/vector.so, /usr/share/postgresql/15/extension/vector*).
-# docs/decisions.md says why.
+# docs/internals/decisions.md says why.
 #
 # Idempotent: does nothing when /usr/share/postgresql/15/extension/vector.control exists.
 # Installs with apt-get and `make install` only when running as root; otherwise says what

@@ -4,7 +4,7 @@ A location is ``postgresql://...`` (PostgreSQL with pgvector,
 :mod:`kebab_chunk.sync.stores.pgvector`) or a local folder, optionally written
 ``lancedb:FOLDER`` (LanceDB, :mod:`kebab_chunk.sync.stores.lance`), or ``chroma:FOLDER``
 (Chroma, :mod:`kebab_chunk.sync.stores.chroma`). Any other store is an
-object implementing :class:`kebab_chunk.sync.store.VectorStore` (docs/sync.md says how).
+object implementing :class:`kebab_chunk.sync.store.VectorStore` (docs/guide/sync.md says how).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The embedded default store: a LanceDB table in a local folder (no server).
 
-Why LanceDB (docs/decisions.md, "Issue 31: LanceDB is the embedded store"): its tables
+Why LanceDB (docs/internals/decisions.md, "Issue 31: LanceDB is the embedded store"): its tables
 are Arrow (what the output already is), merge-insert by key updates some columns of
 existing rows (metadata without re-embedding), deletes take a predicate, each write is a
 new table version, and the install is one wheel beside pyarrow; any tool that reads Lance
