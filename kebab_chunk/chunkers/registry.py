@@ -67,8 +67,9 @@ LABELS: tuple[Label, ...] = (
         None,
         _LINES,
         _BYTE_PROXY,
-        "every heading starts a chunk; sections packed to target_tokens by the byte proxy, "
-        "code never split",
+        "heading boundaries first, code never split, tables whole below twice the target, "
+        "sized by the byte proxy; text is the exact source slice (an image or audio chunk's "
+        "text is its alt text and caption)",
     ),
     Label(
         "md-heading-v2",
@@ -76,8 +77,9 @@ LABELS: tuple[Label, ...] = (
         _MD_HEADING_V2,
         _LINES,
         None,
-        "headings kept with their content, cuts at sentence or word boundaries, exact counts "
-        "with the policy's tokenizer, ids local to a section",
+        "as md-heading-v1, but a heading always travels with the content below it, cuts and "
+        "overlap fall on word or sentence boundaries, sizes are exact under any tokenizer and "
+        "never over budget, and slice ids are local to their section",
     ),
     Label(
         "md-heading-v3",
@@ -85,8 +87,8 @@ LABELS: tuple[Label, ...] = (
         replace(_MD_HEADING_V2, embed_headings="leading", bound_context_lines=True),
         _LINES,
         None,
-        "md-heading-v2's chunks, with embed_text naming each heading a chunk opens with once "
-        "and each heading path line cut to half the budget",
+        "md-heading-v2's chunks; embed_text names each heading a chunk opens with once, and "
+        "each heading path line is cut to half the budget (with a warning)",
     ),
     Label(
         "md-header-chars-v1",
@@ -94,8 +96,8 @@ LABELS: tuple[Label, ...] = (
         _HEADER_CHARS_V1,
         _MARKDOWN,
         frozenset({"bytes-3", "chars"}),
-        "LangChain-style header sections with a budget in characters: target_tokens x 3, "
-        "or x 1 with tokenizer 'chars'",
+        "LangChain-style header sections cut to a budget in characters (target_tokens x 3, or "
+        "x 1 with tokenizer 'chars'); also the MarkdownChunker API",
     ),
     Label(
         "md-header-chars-v2",
@@ -103,8 +105,7 @@ LABELS: tuple[Label, ...] = (
         replace(_HEADER_CHARS_V1, exact_slices=True),
         _MARKDOWN,
         frozenset({"bytes-3", "chars"}),
-        "md-header-chars-v1's sections and budget in characters; chunk text is the exact "
-        "source slice",
+        "as md-header-chars-v1, but every chunk's text is the exact source slice",
     ),
     Label(
         "pdf-page-v1",
@@ -112,7 +113,8 @@ LABELS: tuple[Label, ...] = (
         None,
         "PDF documents (every block a paragraph with one page span, as pdf-text-v1 makes)",
         _BYTE_PROXY,
-        "page-bounded chunks cut at sentence ends, sized by the byte proxy",
+        "never crosses a page; long pages split at paragraphs and sentences with overlap, "
+        "sized by the byte proxy; page_text[char_start:char_end] == text",
     ),
     Label(
         "pdf-page-v2",
@@ -120,8 +122,9 @@ LABELS: tuple[Label, ...] = (
         _PDF_PAGE_V2,
         _PDF,
         None,
-        "page-bounded chunks cut at clean boundaries, counted with the policy's tokenizer, "
-        "never over the budget",
+        "as pdf-page-v1, but cuts and overlap on word or sentence boundaries, never over "
+        "budget, exact counts under any tokenizer, block-local slice ids; takes pdf-text-v2's "
+        "outline headings",
     ),
     Label(
         "pdf-page-v3",
@@ -129,7 +132,7 @@ LABELS: tuple[Label, ...] = (
         replace(_PDF_PAGE_V2, glue_list_markers=True),
         _PDF,
         None,
-        "pdf-page-v2's chunks, never cut after a list marker",
+        "as pdf-page-v2, but never cuts between a line's list marker and its item",
     ),
     Label(
         "hierarchical-v1",
@@ -137,8 +140,8 @@ LABELS: tuple[Label, ...] = (
         None,
         _ANY,
         None,
-        "one chunk per element (paragraph, list or list item, table, code, media reference) "
-        "with headings and captions as metadata",
+        "docling-style: one chunk per element (paragraph, list or list item, table, code, "
+        "media reference) with heading path and captions as metadata",
     ),
     Label(
         "hybrid-v1",
@@ -146,8 +149,8 @@ LABELS: tuple[Label, ...] = (
         _HYBRID_V1,
         _ANY,
         None,
-        "hierarchical chunks split and merged so that the contextualised text fits "
-        "max_tokens of the policy's tokenizer",
+        "hierarchical chunks split and merged with their peers so that the contextualised "
+        "text fits max_tokens of the policy's tokenizer",
     ),
     Label(
         "hybrid-v2",
@@ -155,8 +158,9 @@ LABELS: tuple[Label, ...] = (
         _HYBRID_V2,
         _ANY,
         None,
-        "hybrid-v1's chunks citing only what a chunk holds, every heading recorded, ids "
-        "local to a section",
+        "as hybrid-v1, but a piece cites only the elements it holds, heading_path keeps every "
+        "heading (only the embedded context is shortened), slice ids are local to a section "
+        "and nothing merges across a heading",
     ),
     Label(
         "hybrid-v3",
@@ -164,8 +168,8 @@ LABELS: tuple[Label, ...] = (
         _HYBRID_V3,
         _ANY,
         None,
-        "hybrid-v2's chunks, with a plain-text block merged with the table or list beside "
-        "it instead of left as a chunk on its own",
+        "as hybrid-v2, but a plain-text block merges with the table or list beside it "
+        "instead of standing as a one-line chunk",
     ),
     Label(
         "hybrid-v4",
@@ -173,8 +177,8 @@ LABELS: tuple[Label, ...] = (
         replace(_HYBRID_V3, bound_context_lines=True),
         _ANY,
         None,
-        "hybrid-v3's chunks, with each heading and caption line a chunk records (a repeated "
-        "table header too) cut to half the budget",
+        "as hybrid-v3, but each heading, caption and repeated table-header line a chunk "
+        "records is cut to half the budget (with a warning)",
     ),
 )
 _BY_NAME: dict[str, Label] = {row.name: row for row in LABELS}
