@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from kebab_chunk.chunkers.base import Label
+from kebab_chunk.chunkers.base import Label, LabelledChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import parse_document
@@ -35,19 +35,14 @@ def hostile_parse(
     return parse_document(raw, source_uri, media_type, limits)
 
 
-class ExplodingChunker:
+class ExplodingChunker(LabelledChunker):
     """A chunker that accepts every document and raises on any whose text mentions BOOM.
 
     Registered only by tests (monkeypatching the chunker registry in-process) to check that
     a chunker failure becomes an error row of stage ``chunk``.
     """
 
-    version = "exploding-test-v0"
-    accepts_description = "any document (test double)"
-    uses_tokenizers = None
-
-    def __init__(self, label: Label) -> None:
-        assert label.name == self.version
+    LABEL = "exploding-test-v0"
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
@@ -60,7 +55,7 @@ class ExplodingChunker:
 
 #: The registry row tests patch in to run :class:`ExplodingChunker` under its label.
 EXPLODING_ROW = Label(
-    ExplodingChunker.version,
+    ExplodingChunker.LABEL,
     "kebab_chunk.beam._testing:ExplodingChunker",
     None,
     "any document",

@@ -195,7 +195,7 @@ def _line_span(block: Block) -> LineSpan | None:
     return span if isinstance(span, LineSpan) else None
 
 
-def _sections(doc: CanonicalDocument, version: str, rules: HeaderCharsRules) -> list[_Section]:
+def _sections(doc: CanonicalDocument, label: str, rules: HeaderCharsRules) -> list[_Section]:
     gap_of: _GapOf = _newline_gap
     if rules.exact_slices:
         gap_of = partial(join_gap, style=newline_style(doc.blocks))
@@ -205,7 +205,7 @@ def _sections(doc: CanonicalDocument, version: str, rules: HeaderCharsRules) -> 
         span = _line_span(block)
         if span is None:
             raise UnsupportedDocumentError(
-                f"{version} needs every block to carry one lines span covering its text, "
+                f"{label} needs every block to carry one lines span covering its text, "
                 f"but block {block.block_id} of {doc.source_uri!r} does not; "
                 "parse the file with a text parser such as md-pyromark-v1."
             )
@@ -346,30 +346,30 @@ def _plan_chunks(
     doc: CanonicalDocument,
     max_chars: int,
     overlap_chars: int,
-    version: str,
+    label: str,
     rules: HeaderCharsRules,
 ) -> list[PlannedChunk]:
     """The chunks of ``doc`` in document order under ``rules``, before they become records
-    (``version`` names the label in errors)."""
+    (``label`` is named in errors)."""
     if max_chars <= 0 or not 0 <= overlap_chars < max_chars:
         raise ValueError(
             f"need max_chars > 0 and 0 <= overlap_chars < max_chars, "
             f"got max_chars={max_chars}, overlap_chars={overlap_chars}."
         )
     planned: list[PlannedChunk] = []
-    for section in _sections(doc, version, rules):
+    for section in _sections(doc, label, rules):
         planned.extend(_plan_section(section, max_chars, overlap_chars))
     return planned
 
 
 def _records_from_plan(
-    doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk], version: str
+    doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk], label: str
 ) -> list[Chunk]:
-    """Planned chunks as records of label ``version`` (ids, token estimates)."""
+    """Planned chunks as records of ``label`` (ids, token estimates)."""
     return [
         make_chunk(
             doc,
-            chunker_version=version,
+            chunker_version=label,
             policy=policy,
             position=position,
             text=plan.text,
@@ -397,13 +397,13 @@ class HeaderCharsChunker(LabelledChunker):
     ) -> list[PlannedChunk]:
         """The chunks of ``doc`` in document order, before they become records
         (``MarkdownChunker`` reads them)."""
-        return _plan_chunks(doc, max_chars, overlap_chars, self.version, self.rules)
+        return _plan_chunks(doc, max_chars, overlap_chars, self.label, self.rules)
 
     def records_from_plan(
         self, doc: CanonicalDocument, policy: ChunkPolicy, planned: Sequence[PlannedChunk]
     ) -> list[Chunk]:
         """Turn planned chunks into this label's records (ids, token estimates)."""
-        return _records_from_plan(doc, policy, planned, self.version)
+        return _records_from_plan(doc, policy, planned, self.label)
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         """Markdown / plain text whose blocks each carry one exact ``lines`` span."""
@@ -415,7 +415,7 @@ class HeaderCharsChunker(LabelledChunker):
         """All chunks of ``doc`` in document order (``position`` 0, 1, ...)."""
         if doc.media_type not in _ACCEPTED_MEDIA_TYPES:
             raise UnsupportedDocumentError(
-                f"{self.version} chunks Markdown and plain text, not {doc.media_type!r} "
+                f"{self.label} chunks Markdown and plain text, not {doc.media_type!r} "
                 f"({doc.source_uri!r}); pick a label that accepts it (`kebab-chunk chunkers` "
                 "lists each with the media types it is the default for)."
             )

@@ -298,7 +298,7 @@ class Run:
     ) -> None:
         self.doc = doc
         self.policy = policy
-        self.version = chunker.version
+        self.label = chunker.label
         self.rules = chunker.rules
         self.tokenizer = get_tokenizer(policy.tokenizer)
         self.count = chunker.counter(self.tokenizer)
@@ -679,7 +679,7 @@ class Run:
                 tokens = full
         return make_chunk(
             self.doc,
-            chunker_version=self.version,
+            chunker_version=self.label,
             policy=self.policy,
             position=position,
             text=piece.text,
@@ -754,7 +754,7 @@ class HybridChunker(TokenAwareChunker):
             policy = self._policies.get(chunk.policy_hash)
             if policy is None:
                 raise UsageError(
-                    f"{self.version} needs the policy a chunk was made with to build its text to "
+                    f"{self.label} needs the policy a chunk was made with to build its text to "
                     f"embed, and this chunker has not chunked with policy {chunk.policy_hash}; "
                     "pass that policy as embed_text(chunk, policy)"
                 )

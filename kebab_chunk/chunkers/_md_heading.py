@@ -124,7 +124,7 @@ class MdHeadingChunker(LabelledChunker):
                 span.kind for block in doc.blocks for span in block.spans if span.kind != "lines"
             )
             raise UnsupportedDocumentError(
-                f"{self.version} needs blocks with line spans (Markdown, text, HTML, CSV) but "
+                f"{self.label} needs blocks with line spans (Markdown, text, HTML, CSV) but "
                 f"{doc.source_uri!r} has {kind} spans; use pdf-page-v3 for PDF documents or a "
                 "chunker that accepts any document (such as hybrid-v4) for the others."
             )
@@ -140,7 +140,7 @@ class MdHeadingChunker(LabelledChunker):
                 "a heading line",
                 lambda message: warn(warnings, message, _log),
             )
-        return _Run(doc, policy, count, budget, self.version, bound).run()
+        return _Run(doc, policy, count, budget, self.label, bound).run()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,11 +160,11 @@ class _Run:
         policy: ChunkPolicy,
         count: Counter,
         budget: int,
-        version: str,
+        label: str,
         bound: LineBound | None = None,
     ) -> None:
         self.doc = doc
-        self.version = version
+        self.label = label
         #: How ``heading_path`` lines are recorded (None: whole, ``bound_context_lines`` off).
         self.bound = bound
         self.policy = policy
@@ -363,7 +363,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=self.version,
+                chunker_version=self.label,
                 policy=self.policy,
                 position=len(self.out),
                 text=text,

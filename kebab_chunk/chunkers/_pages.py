@@ -125,11 +125,11 @@ class _Run:
         count: Counter,
         budget: int,
         rules: PageRules,
-        version: str,
+        label: str,
     ) -> None:
         self.doc = doc
         self.rules = rules
-        self.version = version
+        self.label = label
         self.policy = policy
         self.count = count
         self.budget = budget
@@ -238,7 +238,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=self.version,
+                chunker_version=self.label,
                 policy=self.policy,
                 position=len(self.out),
                 text=text[start:end],
@@ -272,7 +272,7 @@ class PageChunker(LabelledChunker):
         """All chunks of ``doc`` in page order; raises UnsupportedDocumentError for others."""
         if not self.accepts(doc):
             raise UnsupportedDocumentError(
-                f"{self.version} needs a PDF document whose blocks are paragraphs or headings "
+                f"{self.label} needs a PDF document whose blocks are paragraphs or headings "
                 f"citing one exact page range each, but {doc.source_uri!r} is not one; parse "
                 "it with a PDF parser (pdf-text-v1) or use a chunker that accepts any "
                 "document (such as hierarchical-v1)."
@@ -280,4 +280,4 @@ class PageChunker(LabelledChunker):
         tokenizer = get_tokenizer(policy.tokenizer)
         count = self._counters.get(tokenizer)
         budget = budget_of(policy, tokenizer)
-        return _Run(doc, policy, count, budget, self.rules, self.version).run()
+        return _Run(doc, policy, count, budget, self.rules, self.label).run()

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from kebab_chunk.chunkers.embedding import HeadingRule
+from kebab_chunk.chunkers.embedding import embed_text as recipe_text
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, SourceSpan
 from kebab_chunk.model._base import trusted
 from kebab_chunk.model.ids import chunk_id, slice_id_policy
@@ -29,8 +31,9 @@ _R = TypeVar("_R")
 class Chunker(Protocol):
     """What the registry hands out for a version label."""
 
-    #: The immutable version label, e.g. ``md-heading-v1``.
-    version: str
+    #: The immutable label, e.g. ``md-heading-v3`` (stored in every chunk as
+    #: ``chunker_version``, the record's name for it).
+    label: str
     #: One line saying which documents the chunker accepts (shown by ``kebab-chunk chunkers``).
     accepts_description: str
     #: The ``policy.tokenizer`` values that shape this chunker's output: ``None`` when it
@@ -45,6 +48,11 @@ class Chunker(Protocol):
 
     def chunk(self, doc: CanonicalDocument, policy: ChunkPolicy) -> list[Chunk]:
         """All chunks of ``doc`` in document order (``position`` 0, 1, ...)."""
+        ...
+
+    def embed_text(self, chunk: Chunk, policy: ChunkPolicy | None = None) -> str:
+        """The one text to embed for ``chunk``, a chunk this label made (docs/internals/
+        contract.md, "The text to embed"); ``policy`` is the one it was made with."""
         ...
 
 
@@ -79,14 +87,24 @@ class Label:
 
 
 class LabelledChunker:
-    """What every engine takes from its label row: the label (``version``, stored in every
-    chunk), the line ``kebab-chunk chunkers`` shows and the tokenizers it uses."""
+    """What every engine takes from its label row (the label, stored in every chunk, the
+    line ``kebab-chunk chunkers`` shows and the tokenizers it uses), and the default text to
+    embed: the shared recipe under the engine's ``embed_headings`` rule."""
 
-    def __init__(self, label: Label) -> None:
-        self.label = label
-        self.version = label.name
-        self.accepts_description = label.description
-        self.uses_tokenizers = label.tokenizers
+    #: Which heading path lines the default ``embed_text`` leaves out (an engine's rules
+    #: may say otherwise, as md-heading-v3's do).
+    embed_headings: HeadingRule = "first-line"
+
+    def __init__(self, row: Label) -> None:
+        self.row = row
+        self.label = row.name
+        self.accepts_description = row.description
+        self.uses_tokenizers = row.tokenizers
+
+    def embed_text(self, chunk: Chunk, policy: ChunkPolicy | None = None) -> str:
+        """The heading path lines the text lacks, the captions, then the text
+        (:func:`kebab_chunk.chunkers.embedding.embed_text`); the policy changes nothing."""
+        return recipe_text(chunk, self.embed_headings)
 
 
 @dataclass(frozen=True)

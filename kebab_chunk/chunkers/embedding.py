@@ -10,9 +10,10 @@ repeated. Which headings count as "already in the text" is the chunker's ``embed
 rule (:data:`HeadingRule`; ``"first-line"`` when it has none): up to md-heading-v2 only the
 innermost heading, when the text's first line is it, so a chunk that opens with two
 headings (``## A`` then ``### B``) repeated the outer one; md-heading-v3's ``"leading"``
-leaves out every heading the text opens with (docs/internals/versioning.md). A chunker may define
-``embed_text(chunk, policy) -> str`` to say otherwise (hybrid-v2 to hybrid-v4 shorten
-context lines that would not fit the budget).
+leaves out every heading the text opens with (docs/internals/versioning.md). Every
+chunker's ``embed_text(chunk, policy)`` (part of the chunker protocol) is this recipe under
+its rule unless its engine says otherwise (hybrid-v2 to hybrid-v4 shorten context lines
+that would not fit the budget).
 
 ``embed_tokens`` is that text's token count under the run's tokenizer (the policy's), so
 it can be checked against a model's input limit without re-tokenising.
@@ -26,13 +27,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kebab_chunk.chunkers.contextualize import contextualize_parts
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.tokenizers import get_tokenizer
 
-__all__ = ["HeadingRule", "embed_text", "heading_rule_of", "open_headings", "with_embedding"]
+if TYPE_CHECKING:
+    from kebab_chunk.chunkers.base import Chunker
+
+__all__ = ["HeadingRule", "embed_text", "open_headings", "with_embedding"]
 
 #: Which heading path lines ``embed_text`` leaves out because the text already holds them.
 #: ``"first-line"``: the innermost heading, when the text's first line is it (ATX, setext
@@ -130,26 +134,19 @@ def embed_text(chunk: Chunk, rule: HeadingRule = "first-line") -> str:
     return contextualize_parts(headings, chunk.captions, chunk.text)
 
 
-def heading_rule_of(chunker: object) -> HeadingRule:
-    """The chunker's ``embed_headings`` rule; ``"first-line"`` for a chunker without one."""
-    rule: HeadingRule = getattr(chunker, "embed_headings", "first-line")
-    return rule
-
-
-def with_embedding(chunks: Sequence[Chunk], chunker: object, policy: ChunkPolicy) -> list[Chunk]:
+def with_embedding(
+    chunks: Sequence[Chunk], chunker: Chunker, policy: ChunkPolicy
+) -> list[Chunk]:
     """``chunks`` with ``embed_text`` and ``embed_tokens`` filled in.
 
-    ``chunker`` is the chunker that made them (its own ``embed_text`` method wins over the
-    default recipe, which follows its ``embed_headings`` rule); tokens are counted with
-    ``policy.tokenizer``.
+    ``chunker`` is the chunker that made them (its ``embed_text``, under ``policy``); tokens
+    are counted with ``policy.tokenizer``.
     """
     if not chunks:
         return []
-    own = getattr(chunker, "embed_text", None)
-    rule = heading_rule_of(chunker)
     count = get_tokenizer(policy.tokenizer).count_tokens
     done = []
     for chunk in chunks:
-        text = own(chunk, policy) if callable(own) else embed_text(chunk, rule)
+        text = chunker.embed_text(chunk, policy)
         done.append(chunk.model_copy(update={"embed_text": text, "embed_tokens": count(text)}))
     return done

@@ -52,7 +52,7 @@ class HierarchicalV1Chunker(TokenAwareChunker):
         for position, el in enumerate(elements):
             yield make_chunk(
                 doc,
-                chunker_version=self.version,
+                chunker_version=self.label,
                 policy=policy,
                 position=position,
                 text=el.text,

@@ -89,14 +89,14 @@ class MdHeadingV1Chunker(LabelledChunker):
                 f"{doc.source_uri!r} has {kind} spans; use pdf-page-v1 for PDF documents or a "
                 "chunker that accepts any document (such as hierarchical-v1) for the others."
             )
-        return _Run(doc, policy, self.version).chunks()
+        return _Run(doc, policy, self.label).chunks()
 
 
 class _Run:
     """One chunking pass over one document (holds its budget, line-break style, caches)."""
 
-    def __init__(self, doc: CanonicalDocument, policy: ChunkPolicy, version: str) -> None:
-        self.version = version
+    def __init__(self, doc: CanonicalDocument, policy: ChunkPolicy, label: str) -> None:
+        self.label = label
         self.doc = doc
         self.policy = policy
         self.budget = policy.target_tokens * BYTES_PER_TOKEN
@@ -129,7 +129,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=self.version,
+                chunker_version=self.label,
                 policy=self.policy,
                 position=len(self.out),
                 text=text,
@@ -240,7 +240,7 @@ class _Run:
         self.out.append(
             make_chunk(
                 self.doc,
-                chunker_version=self.version,
+                chunker_version=self.label,
                 policy=self.policy,
                 position=len(self.out),
                 text="".join(parts),

@@ -54,8 +54,8 @@ class PdfPageV1Chunker(LabelledChunker):
         accept."""
         if not self.accepts(doc):
             raise UnsupportedDocumentError(
-                self.needs.refusal(self.version, doc)
-                or f"{self.version} needs every block to be a paragraph citing one exact page "
+                self.needs.refusal(self.label, doc)
+                or f"{self.label} needs every block to be a paragraph citing one exact page "
                 f"range (as pdf-text-v1 makes), and {doc.source_uri} ({doc.media_type}, parsed "
                 f"by {doc.parser_version}) is not such a document; use a chunker that accepts "
                 "any document (such as hybrid-v4) for it"
@@ -71,7 +71,7 @@ class PdfPageV1Chunker(LabelledChunker):
                 chunks.append(
                     make_chunk(
                         doc,
-                        chunker_version=self.version,
+                        chunker_version=self.label,
                         policy=policy,
                         position=len(chunks),
                         text=block.text[start:end],

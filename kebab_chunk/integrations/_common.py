@@ -42,8 +42,8 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import ValidationError
 
 from kebab_chunk.chunkers.contextualize import context_prefix, contextualize
-from kebab_chunk.chunkers.embedding import embed_text, heading_rule_of
 from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.errors import ConfigurationError, RecordError
 from kebab_chunk.model import Chunk, ElementSpan, LineSpan, PageSpan
 
 __all__ = [
@@ -217,23 +217,22 @@ def adapter_metadata(chunk: Chunk, *, contextualized: bool, metadata: object) ->
 def adapter_text(chunk: Chunk, *, contextualized: bool) -> str:
     """An adapter's content: the chunk text, or with ``contextualized`` its ``embed_text``.
 
-    A record made by a chunker directly has no ``embed_text`` yet: it is then made with the
-    default recipe (under its label's heading rule), unless the label has its own (it
-    depends on the policy, which the record does not hold), which is a one-sentence
-    ``ValueError``.
+    A record made by a chunker directly has no ``embed_text`` yet: it is then made by its
+    label's chunker, unless that needs the policy the record was made with (the record does
+    not hold it), which is a one-sentence :class:`~kebab_chunk.errors.RecordError`.
     """
     if not contextualized:
         return chunk.text
     if chunk.embed_text is not None:
         return chunk.embed_text
-    chunker = get_chunker(chunk.chunker_version)
-    if callable(getattr(chunker, "embed_text", None)):
-        raise ValueError(
+    try:
+        return get_chunker(chunk.chunker_version).embed_text(chunk)
+    except ConfigurationError:
+        raise RecordError(
             f"chunk {chunk.chunk_id} has no embed_text and {chunk.chunker_version} makes its "
             "own from the policy; fill it with kebab_chunk.chunkers.embedding.with_embedding("
             "chunks, chunker, policy) or pass records read from a run's output."
-        )
-    return embed_text(chunk, heading_rule_of(chunker))
+        ) from None
 
 
 def _require_full(metadata: Mapping[str, Any]) -> None:

@@ -63,7 +63,7 @@ def test_the_family_has_two_labels_at_least() -> None:
 @pytest.mark.parametrize("name", FAMILY)
 def test_each_label_is_a_rules_row(name: str) -> None:
     chunker = get_chunker(name)
-    assert isinstance(chunker, HeaderCharsChunker) and chunker.version == name
+    assert isinstance(chunker, HeaderCharsChunker) and chunker.label == name
     assert isinstance(label(name).rules, HeaderCharsRules)
     assert chunker.rules is label(name).rules
 

@@ -97,7 +97,7 @@ def _flipped(value: object) -> object:
 
 
 def _with_rules(chunker: HybridChunker, rules: HybridRules) -> HybridChunker:
-    return HybridChunker(dataclasses.replace(label(chunker.version), rules=rules))
+    return HybridChunker(dataclasses.replace(label(chunker.label), rules=rules))
 
 
 def test_the_engine_makes_every_hybrid_label() -> None:
@@ -106,7 +106,7 @@ def test_the_engine_makes_every_hybrid_label() -> None:
     rows = set()
     for name in FAMILY:
         chunker = get_chunker(name)
-        assert isinstance(chunker, HybridChunker) and chunker.version == name
+        assert isinstance(chunker, HybridChunker) and chunker.label == name
         assert isinstance(label(name).rules, HybridRules) and chunker.rules is label(name).rules
         rows.add(chunker.rules)
     assert len(rows) == len(FAMILY), "two labels share a row"

@@ -242,7 +242,7 @@ def test_lists_are_cut_before_a_marker_not_after_it(uri: str) -> None:
             for c in chunker.chunk(doc, policy)
             if _DANGLING_MARKER.search(c.text)
         ]
-        assert bool(ends) is dangling, (chunker.version, ends[:3])
+        assert bool(ends) is dangling, (chunker.label, ends[:3])
 
 
 def _structured(blocks: list[tuple[str, str, list[tuple[str, int]]]]) -> CanonicalDocument:
@@ -288,7 +288,7 @@ def test_items_made_of_several_elements_are_located_by_their_lengths() -> None:
             for s in c.source_spans
             if isinstance(s, ElementSpan)
         )
-        assert (misses > 0) is wrong, chunker.version
+        assert (misses > 0) is wrong, chunker.label
 
 
 _part = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "1.", "-"]),

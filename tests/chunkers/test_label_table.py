@@ -51,7 +51,7 @@ def test_the_table_lists_every_label_once() -> None:
 def test_each_chunker_is_its_rows_engine_with_its_rows_values(row: Label) -> None:
     chunker = get_chunker(row.name)
     assert isinstance(chunker, Chunker) and type(chunker) is _engine_class(row)
-    assert chunker.version == row.name
+    assert chunker.label == row.name
     assert chunker.accepts_description == f"{row.accepts}: {row.summary}"
     assert chunker.uses_tokenizers == row.tokenizers
     if row.rules is not None:

@@ -66,7 +66,7 @@ def test_registered_under_its_label() -> None:
     chunker = get_chunker(LABEL)
     assert isinstance(chunker, HeaderCharsChunker)
     assert isinstance(chunker, Chunker)
-    assert chunker.version == LABEL
+    assert chunker.label == LABEL
     assert "characters" in chunker.accepts_description
 
 

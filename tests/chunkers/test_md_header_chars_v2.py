@@ -76,7 +76,7 @@ def test_registered_beside_v1() -> None:
     chunker = get_chunker(LABEL)
     assert isinstance(chunker, HeaderCharsChunker)
     assert isinstance(chunker, Chunker)
-    assert chunker.version == LABEL
+    assert chunker.label == LABEL
     assert "exact source slice" in chunker.accepts_description
     assert chunker.uses_tokenizers == frozenset({"bytes-3", "chars"})
 

@@ -108,7 +108,7 @@ def test_the_engine_makes_every_md_heading_label_but_v1() -> None:
     assert sorted(ROWS) == [name for name in family if name != "md-heading-v1"]
     assert len(set(ROWS.values())) == len(ROWS), "two labels share a row"
     for name, rules in ROWS.items():
-        assert get_chunker(name).version == name and rules is label(name).rules
+        assert get_chunker(name).label == name and rules is label(name).rules
 
 
 def test_every_label_of_the_family_has_goldens_and_no_golden_folder_is_orphaned() -> None:

@@ -649,7 +649,7 @@ def test_policy_hash_of_chunks_equals_policy_hash() -> None:
 def test_registry_returns_this_chunker() -> None:
     chunker = get_chunker("md-heading-v1")
     assert isinstance(chunker, MdHeadingV1Chunker)
-    assert chunker.version == "md-heading-v1" and chunker.accepts_description
+    assert chunker.label == "md-heading-v1" and chunker.accepts_description
 
 
 def test_block_whose_text_is_not_its_source_slice_stands_alone() -> None:

@@ -63,7 +63,7 @@ def _rows() -> dict[str, PageRules]:
     for name in registered_labels():
         chunker = get_chunker(name)
         if isinstance(chunker, PageChunker):
-            assert chunker.version == name and chunker.rules is label(name).rules
+            assert chunker.label == name and chunker.rules is label(name).rules
             rows[name] = chunker.rules
     return rows
 

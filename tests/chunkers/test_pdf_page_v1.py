@@ -82,10 +82,10 @@ SENTENCE = "abcdefgh. "  # 10 bytes: one segment
 
 
 def test_label() -> None:
-    assert CHUNKER.version == "pdf-page-v1"
+    assert CHUNKER.label == "pdf-page-v1"
     chunker = get_chunker("pdf-page-v1")
     assert isinstance(chunker, PdfPageV1Chunker)
-    assert chunker.version == "pdf-page-v1"
+    assert chunker.label == "pdf-page-v1"
     chunks = chunker.chunk(page_doc(["Hello."]), ChunkPolicy())
     assert [c.chunker_version for c in chunks] == ["pdf-page-v1"]
 

@@ -69,7 +69,7 @@ def _snapshot(chunker: Any, uri: str, policies: dict[str, ChunkPolicy], budget: 
         limit = resolve_max_tokens(policy, get_tokenizer(policy.tokenizer)) if budget else 10**9
         check_chunks(chunks, policy.tokenizer, limit, source)
         data[name] = [c.model_dump(mode="json") for c in chunks]
-    assert_golden(chunker.version, _name(uri), data)
+    assert_golden(chunker.label, _name(uri), data)
 
 
 def test_fixture_set_covers_every_parser() -> None:

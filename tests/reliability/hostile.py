@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kebab_chunk.chunkers.base import Label
+from kebab_chunk.chunkers.base import Label, LabelledChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import ParserChoice, parse_document
@@ -37,15 +37,8 @@ def greedy_parse(
     return parse_document(raw, source_uri, media_type, limits)
 
 
-class HostileChunker:
+class HostileChunker(LabelledChunker):
     """Accepts every document; misbehaves when a block's text says so, else makes nothing."""
-
-    version = HOSTILE_LABEL
-    accepts_description = "any document (test double)"
-    uses_tokenizers = None
-
-    def __init__(self, label: Label) -> None:
-        assert label.name == self.version
 
     def accepts(self, doc: CanonicalDocument) -> bool:
         return True
