@@ -1,4 +1,5 @@
 """Running the library safely inside any worker, with no Beam: helper processes that
-parse and chunk under limits (``helper``), the tasks they run (``tasks``) and the reuse
-rule of incremental runs (``reuse``). ``kebab_chunk/beam/`` wires these into transforms
+parse and chunk under limits (``supervisor`` starts, feeds, times out and replaces them;
+``helper`` is the process itself), the tasks they run (``tasks``) and the reuse rule of
+incremental runs (``reuse``). ``kebab_chunk/beam/`` wires these into transforms
 (docs/architecture.md)."""
