@@ -32,13 +32,8 @@ from kebab_chunk.beam.parse_chunk import ParseAndChunk
 from kebab_chunk.beam.read import ReadCorpus
 from kebab_chunk.beam.validate import ValidateChunks
 from kebab_chunk.beam.write import WriteChunks, WriteErrors
-from kebab_chunk.output.records import (
-    DocumentOutcome,
-    ErrorRecord,
-    RawDocument,
-    SourceFile,
-    WrittenFile,
-)
+from kebab_chunk.elements import DocumentOutcome, RawDocument, SourceFile, WrittenFile
+from kebab_chunk.output.records import ErrorRecord
 
 __all__ = [
     "ChunkDocuments",

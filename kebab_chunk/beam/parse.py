@@ -23,7 +23,8 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.isolation import IsolatedDoFn
-from kebab_chunk.output.records import ErrorRecord, RawDocument
+from kebab_chunk.elements import RawDocument
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.runtime.supervisor import CRASH, TIMEOUT, Failure, Finished
 from kebab_chunk.runtime.tasks import (

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.elements import DocumentOutcome, RawDocument
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
+from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.output.schema import PARTITION_COLUMN
 from kebab_chunk.parsers.registry import ParserChoice
 
