@@ -10,7 +10,7 @@ Data flows one way::
 (:mod:`kebab_chunk.runtime`); ``ParseDocuments``, ``ChunkDocuments`` and
 ``ValidateChunks`` are the same steps one at a time, for callers that want them
 separately. The records and the Arrow schema of the output live in
-:mod:`kebab_chunk.output`, which never imports Beam; ``kebab_chunk.beam.job`` builds the
+:mod:`kebab_chunk.output`, which never imports Beam; ``kebab_chunk.beam.graph`` builds the
 whole job (docs/architecture.md).
 """
 
