@@ -45,6 +45,16 @@ from kebab_chunk.beam.chunk import run_labels
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.beam.incremental import NOTHING_REUSED
 from kebab_chunk.beam.manifest import CHUNKED, FileAccount, count_account
+from kebab_chunk.beam.reuse_rule import (
+    DECISIONS,
+    NEW,
+    RECHUNKED,
+    REUSE_OPTIONS,
+    REUSED,
+    BaseRow,
+    PreviousRun,
+    ReuseRule,
+)
 from kebab_chunk.elements import SourceFile, WrittenFile
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import ChunkPolicy
@@ -69,16 +79,6 @@ from kebab_chunk.output.snapshots import (
     snapshot_of,
 )
 from kebab_chunk.parsers.registry import ParserChoice
-from kebab_chunk.runtime.reuse import (
-    DECISIONS,
-    NEW,
-    RECHUNKED,
-    REUSE_OPTIONS,
-    REUSED,
-    BaseRow,
-    PreviousRun,
-    ReuseRule,
-)
 
 __all__ = ["BaseSnapshot", "PlanUpdate", "commit_step", "first_snapshot", "load_base"]
 

@@ -1,4 +1,4 @@
-"""The reuse rule of incremental runs (``--previous``), as pure functions (no Beam).
+"""The reuse rule of incremental runs (``--previous``, ``--update``), as pure functions.
 
 A document's records in a previous output are folded into a :class:`Summary` (its
 fingerprints, and per label how many records up to which ``position``);
@@ -12,7 +12,9 @@ document needs its row there: without one (an output written before that table e
 it is parsed again. Options outside labels, policy and parser versions that can change a
 document's records (:data:`SHAPING_OPTIONS`, :data:`BUDGET_OPTIONS`) are compared from the
 two manifests' ``options`` by :func:`options_allow_reuse`; when they do not allow reuse,
-nothing is reused. ``kebab_chunk/beam/incremental.py`` wires this into the pipeline.
+nothing is reused. ``kebab_chunk/beam/incremental.py`` (``--previous``) and
+``kebab_chunk/beam/update.py`` (``--update``) wire this into the pipeline; this module
+itself imports no Beam.
 """
 
 from __future__ import annotations
