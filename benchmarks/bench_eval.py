@@ -1,7 +1,7 @@
 """Retrieval quality side by side: our labels and peer chunkers, one embedder, one metric.
 
 ``python -m benchmarks eval`` (``./run_local.sh bench eval``) scores, in one run, with the
-same embedding model (:class:`kebab_chunk.eval.embed.Embedder`, all-MiniLM-L6-v2 by
+same embedding model (:class:`kebab_chunk.eval.bert.Embedder`, all-MiniLM-L6-v2 by
 default) and the same retrieval and metric code as ``kebab-chunk eval``
 (:mod:`kebab_chunk.eval.run`, :mod:`kebab_chunk.eval.metrics`):
 
@@ -49,7 +49,7 @@ from typing import Any, cast
 from benchmarks import report
 from kebab_chunk.errors import KebabError
 from kebab_chunk.eval import run
-from kebab_chunk.eval.embed import DEFAULT_MODEL
+from kebab_chunk.eval.bert import DEFAULT_MODEL
 from kebab_chunk.eval.metrics import Range, Retrieved, Summary, score_question, summarize
 from kebab_chunk.tokenizers import get_tokenizer
 
@@ -247,7 +247,7 @@ def measure(
     corpus = run.load_corpus(corpus_dir, questions)
     parsed = [run.parse_setting(s, TOKENIZER) for s in settings]
     if embedder is None:
-        from kebab_chunk.eval.embed import Embedder
+        from kebab_chunk.eval.bert import Embedder
 
         embedder = Embedder.load()
     print(f"scoring {len(parsed)} settings of ours ...", flush=True)

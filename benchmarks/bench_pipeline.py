@@ -61,7 +61,7 @@ from benchmarks.bench_markdown import save_history
 from benchmarks.corpus import markdown_document
 from benchmarks.timing import median_seconds
 from kebab_chunk.beam import ParseDocuments, ReadCorpus
-from kebab_chunk.beam.job import run as run_job
+from kebab_chunk.beam.graph import run as run_job
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.cli.run import parse_args
 from kebab_chunk.errors import ParseError

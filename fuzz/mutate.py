@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 
 from fuzz.targets import Target, check, seed_files, targets
-from kebab_chunk.beam.isolation import limit_memory
+from kebab_chunk.runtime.helper import limit_memory
 
 PER_INPUT_S = 10
 MEMORY_MB = 2048

@@ -41,8 +41,8 @@ except ModuleNotFoundError as exc:
     ) from None
 
 from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
-from kebab_chunk.beam.job import RunConfig, check_update_options, load_previous_run
-from kebab_chunk.beam.job import run as run_job
+from kebab_chunk.beam.graph import RunConfig, check_update_options, load_previous_run
+from kebab_chunk.beam.graph import run as run_job
 from kebab_chunk.beam.locations import check_filesystems, resolve_corpora
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB, DEFAULT_PARSE_TIMEOUT_S
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES

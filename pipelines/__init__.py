@@ -1,1 +1,1 @@
-"""Runnable Beam jobs: options and wiring only; the transforms live in kebab_chunk.beam."""
+"""The runnable job (``python -m pipelines.chunk_corpus``); the job itself lives in kebab_chunk."""

@@ -121,6 +121,27 @@ def test_a_command_of_an_extra_says_what_to_install(
     assert list(tmp_path.iterdir()) == []  # nothing created
 
 
+#: ``python -m pipelines.chunk_corpus ARGS`` where the extras are not installed.
+RUNNABLE_JOB = WITHOUT_EXTRAS + (
+    "import runpy\n"
+    "runpy.run_module('pipelines.chunk_corpus', run_name='__main__', alter_sys=True)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "args", [["--input", str(REPO / "fixtures" / "corpus"), "--output", "out"], ["--help"]]
+)
+def test_the_runnable_job_says_what_to_install(args: list[str], tmp_path: Path) -> None:
+    """Not a ModuleNotFoundError traceback: the sentence of ``kebab-chunk run``."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNABLE_JOB, *args],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
+    )
+    sentence = missing("the run command", "Apache Beam", "pipeline")
+    assert (done.returncode, done.stderr, done.stdout) == (2, f"kebab-chunk: {sentence}.\n", "")
+    assert list(tmp_path.iterdir()) == []  # nothing created
+
+
 LIBRARY = WITHOUT_EXTRAS + """
 import importlib, json
 import kebab_chunk

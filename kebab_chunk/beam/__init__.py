@@ -10,7 +10,7 @@ Data flows one way::
 (:mod:`kebab_chunk.runtime`); ``ParseDocuments``, ``ChunkDocuments`` and
 ``ValidateChunks`` are the same steps one at a time, for callers that want them
 separately. The records and the Arrow schema of the output live in
-:mod:`kebab_chunk.output`, which never imports Beam; ``kebab_chunk.beam.job`` builds the
+:mod:`kebab_chunk.output`, which never imports Beam; ``kebab_chunk.beam.graph`` builds the
 whole job (docs/internals/architecture.md).
 """
 
@@ -32,13 +32,8 @@ from kebab_chunk.beam.parse_chunk import ParseAndChunk
 from kebab_chunk.beam.read import ReadCorpus
 from kebab_chunk.beam.validate import ValidateChunks
 from kebab_chunk.beam.write import WriteChunks, WriteErrors
-from kebab_chunk.output.records import (
-    DocumentOutcome,
-    ErrorRecord,
-    RawDocument,
-    SourceFile,
-    WrittenFile,
-)
+from kebab_chunk.elements import DocumentOutcome, RawDocument, SourceFile, WrittenFile
+from kebab_chunk.output.records import ErrorRecord
 
 __all__ = [
     "ChunkDocuments",

@@ -20,10 +20,11 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.pvalue import PCollection
 
-from kebab_chunk.beam.isolation import Finished, IsolatedDoFn
+from kebab_chunk.beam.isolation import IsolatedDoFn
 from kebab_chunk.beam.parse import stopped_error
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
+from kebab_chunk.runtime.supervisor import Finished
 from kebab_chunk.runtime.tasks import DEFAULT_MAX_MEMORY_MB, Chunked, ChunkTask, outcome
 
 __all__ = [

@@ -24,7 +24,7 @@ from apache_beam.ml.inference.base import ModelHandler, PredictionResult, RunInf
 from apache_beam.pvalue import PCollection
 
 from kebab_chunk.sync.cache import text_key
-from kebab_chunk.sync.embedding import Embedder, model_embedder
+from kebab_chunk.sync.embedders import Embedder, model_embedder
 
 __all__ = ["EmbedTexts", "EmbedderHandler"]
 

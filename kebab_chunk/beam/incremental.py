@@ -70,17 +70,7 @@ from apache_beam.pvalue import PCollection
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.chunk import run_labels
 from kebab_chunk.beam.locations import locations_overlap
-from kebab_chunk.errors import OutputDirError
-from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.model.ids import doc_id
-from kebab_chunk.output.digest import digest_stream
-from kebab_chunk.output.finished import open_output
-from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
-from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
-from kebab_chunk.output.snapshots import snapshot_of
-from kebab_chunk.parsers.registry import ParserChoice
-from kebab_chunk.runtime.reuse import (
+from kebab_chunk.beam.reuse_rule import (
     CARRY_BUCKET,
     DECISIONS,
     DELETED,
@@ -96,6 +86,17 @@ from kebab_chunk.runtime.reuse import (
     carry_key,
     carry_keys,
 )
+from kebab_chunk.elements import DocumentOutcome, RawDocument
+from kebab_chunk.errors import OutputDirError
+from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.model.ids import doc_id
+from kebab_chunk.output.digest import digest_stream
+from kebab_chunk.output.finished import open_output
+from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
+from kebab_chunk.output.records import DocumentFacts
+from kebab_chunk.output.schema import PARTITION_COLUMN, row_to_chunk, row_to_document
+from kebab_chunk.output.snapshots import snapshot_of
+from kebab_chunk.parsers.registry import ParserChoice
 
 __all__ = [
     "CARRY_BUCKET",

@@ -49,6 +49,7 @@ from kebab_chunk import __version__
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.elements import DocumentOutcome, SourceFile, WrittenFile
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.output.chunk_index import (
     Packed,
@@ -69,15 +70,7 @@ from kebab_chunk.output.layout import (
     part_name,
     shard_count,
 )
-from kebab_chunk.output.records import (
-    DocumentFacts,
-    DocumentOutcome,
-    DocumentRow,
-    ErrorRecord,
-    SourceFile,
-    Status,
-    WrittenFile,
-)
+from kebab_chunk.output.records import DocumentFacts, DocumentRow, ErrorRecord, Status
 from kebab_chunk.output.schema import SCHEMA_VERSION, documents_table, write_parquet
 
 __all__ = [

@@ -22,9 +22,11 @@ from apache_beam import pvalue
 from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.isolation import CRASH, TIMEOUT, Failure, Finished, IsolatedDoFn
-from kebab_chunk.output.records import ErrorRecord, RawDocument
+from kebab_chunk.beam.isolation import IsolatedDoFn
+from kebab_chunk.elements import RawDocument
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.runtime.supervisor import CRASH, TIMEOUT, Failure, Finished
 from kebab_chunk.runtime.tasks import (
     DEFAULT_MAX_MEMORY_MB,
     DEFAULT_PARSE_TIMEOUT_S,

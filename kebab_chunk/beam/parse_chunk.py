@@ -22,11 +22,13 @@ from apache_beam.pvalue import PCollection
 
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S, ChunkDocuments, emit_chunked
-from kebab_chunk.beam.isolation import Finished, IsolatedDoFn
+from kebab_chunk.beam.isolation import IsolatedDoFn
 from kebab_chunk.beam.parse import ParseDocuments, stopped_error
+from kebab_chunk.elements import DocumentOutcome, RawDocument
 from kebab_chunk.model import ChunkPolicy
-from kebab_chunk.output.records import DocumentOutcome, ErrorRecord, RawDocument
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.runtime.supervisor import Finished
 from kebab_chunk.runtime.tasks import (
     DEFAULT_MAX_MEMORY_MB,
     DEFAULT_PARSE_TIMEOUT_S,

@@ -57,9 +57,10 @@ from apache_beam.pvalue import PBegin, PCollection
 from kebab_chunk.beam import metrics
 from kebab_chunk.beam.locations import CorpusLocation, relative_uri, resolve_corpora
 from kebab_chunk.corpus import CorpusFilter
+from kebab_chunk.elements import RawDocument, SourceFile
 from kebab_chunk.errors import LimitExceededError, ReadRefused
 from kebab_chunk.model.ids import content_hash
-from kebab_chunk.output.records import ErrorRecord, RawDocument, SourceFile
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.parsers.registry import MediaTypeMap, is_supported
 
 __all__ = [

@@ -45,13 +45,23 @@ from kebab_chunk.beam.chunk import run_labels
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.beam.incremental import NOTHING_REUSED
 from kebab_chunk.beam.manifest import CHUNKED, FileAccount, count_account
+from kebab_chunk.beam.reuse_rule import (
+    DECISIONS,
+    NEW,
+    RECHUNKED,
+    REUSE_OPTIONS,
+    REUSED,
+    BaseRow,
+    PreviousRun,
+    ReuseRule,
+)
+from kebab_chunk.elements import SourceFile, WrittenFile
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.output.changes import CHANGES_DIR, change_rows, changes_table
 from kebab_chunk.output.digest import DigestSink
 from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, MANIFEST_NAME
-from kebab_chunk.output.records import SourceFile, WrittenFile
 from kebab_chunk.output.schema import (
     PARTITION_COLUMN,
     write_parquet,
@@ -69,16 +79,6 @@ from kebab_chunk.output.snapshots import (
     snapshot_of,
 )
 from kebab_chunk.parsers.registry import ParserChoice
-from kebab_chunk.runtime.reuse import (
-    DECISIONS,
-    NEW,
-    RECHUNKED,
-    REUSE_OPTIONS,
-    REUSED,
-    BaseRow,
-    PreviousRun,
-    ReuseRule,
-)
 
 __all__ = ["BaseSnapshot", "PlanUpdate", "commit_step", "first_snapshot", "load_base"]
 

@@ -63,11 +63,12 @@ from kebab_chunk.beam.spill import (
     write_spill,
 )
 from kebab_chunk.beam.validate import conflict_errors
+from kebab_chunk.elements import WrittenFile
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.chunk_index import line_of_row
 from kebab_chunk.output.digest import DigestSink, digest_bytes
 from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, chunk_shard, part_name, shard_count
-from kebab_chunk.output.records import ErrorRecord, WrittenFile
+from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.output.schema import (
     PARTITION_COLUMN,
     errors_table,

@@ -91,9 +91,9 @@ def add_eval_parser(subparsers: Any) -> None:
 
 
 def load_embedder(model: str | None) -> TextEmbedder:
-    """The local embedding model (``kebab_chunk.eval.embed``, the ``eval`` extra)."""
+    """The local embedding model (``kebab_chunk.eval.bert``, the ``eval`` extra)."""
     try:
-        from kebab_chunk.eval.embed import Embedder
+        from kebab_chunk.eval.bert import Embedder
     except ImportError as exc:
         raise MissingDependencyError(
             f"the eval command embeds with the packages of the eval extra ({exc}); install "

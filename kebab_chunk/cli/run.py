@@ -6,7 +6,8 @@ Run it as ``kebab-chunk run ...`` or ``python -m pipelines.chunk_corpus ...``. O
 our own are parsed here into a ``RunConfig``; every other argument is a standard Beam
 pipeline option (``--runner``, ``--direct_running_mode``, ``--job_endpoint``,
 ``--project``, ...), passed through unchanged, so the same command runs on the
-DirectRunner, Flink, Spark or Dataflow. The job itself is ``kebab_chunk/beam/job.py``.
+DirectRunner, Flink, Spark or Dataflow. The Beam graph itself is
+``kebab_chunk/beam/graph.py``.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ from apache_beam.runners.runner import PipelineState
 
 from kebab_chunk.beam.chunk import DEFAULT_CHUNK_TIMEOUT_S
 from kebab_chunk.beam.claim import claim_output
-from kebab_chunk.beam.incremental import (
-    incremental_summary,
-)
-from kebab_chunk.beam.job import (
+from kebab_chunk.beam.graph import (
     RunConfig,
     check_update_options,
     execute,
     load_previous_run,
     prepare,
+)
+from kebab_chunk.beam.incremental import (
+    incremental_summary,
 )
 from kebab_chunk.beam.locations import resolve_corpora
 from kebab_chunk.beam.manifest import MANIFEST_NAME

@@ -2,7 +2,7 @@
 
 :mod:`.metrics` holds the range arithmetic (recall, precision, IoU over character ranges),
 :mod:`.run` loads a questions file and a corpus, chunks, embeds, retrieves and scores, and
-:mod:`.embed` embeds texts with a local sentence-embedding model (the ``eval`` extra).
+:mod:`.bert` embeds texts with a local BERT sentence-embedding model (the ``eval`` extra).
 Nothing of numpy or the model is imported here, so importing one module never loads the
 model's dependencies, and the command line declares ``eval``'s options without them.
 """

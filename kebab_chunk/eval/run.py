@@ -77,7 +77,7 @@ _COLUMNS = ("question", "references", "corpus_id")
 
 
 class TextEmbedder(Protocol):
-    """What :func:`evaluate` needs of an embedder (:class:`kebab_chunk.eval.embed.Embedder`
+    """What :func:`evaluate` needs of an embedder (:class:`kebab_chunk.eval.bert.Embedder`
     is one): one float vector per text, rows L2-normalised."""
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[Any]:

@@ -1,19 +1,19 @@
-"""The element types that travel between the pipeline's transforms.
+"""The rows of the output's tables, as the pipeline builds them and the readers return them.
 
-Chunks travel as :class:`~kebab_chunk.model.Chunk` and parsed documents as
-:class:`~kebab_chunk.model.CanonicalDocument`; the types here carry what the model does not:
-one matched file (the unit of the manifest's accounting), its bytes, dead-letter rows,
-what parsing learned about a document (:class:`DocumentFacts`) and the row of the
-documents table (:class:`DocumentRow`). All are frozen dataclasses of plain values, so
-every Beam coder can pickle them.
+:class:`ErrorRecord` is one row of the errors table (and the pipeline's dead letter),
+:class:`DocumentRow` one row of the documents table, with :class:`DocumentFacts` (what
+parsing learned about a document: the row's parse columns) and :class:`IndexEntry` (one
+entry of its ``chunk_index``). The types that only travel between the pipeline's
+transforms live in :mod:`kebab_chunk.elements`. All are frozen dataclasses of plain
+values, so every Beam coder can pickle them.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from kebab_chunk._quote import MAX_MESSAGE_CHARS, cap
 from kebab_chunk.model import CanonicalDocument
@@ -22,39 +22,16 @@ __all__ = [
     "STAGES",
     "STATUSES",
     "DocumentFacts",
-    "DocumentOutcome",
     "DocumentRow",
     "ErrorRecord",
     "IndexEntry",
-    "RawDocument",
-    "SourceFile",
     "Stage",
     "Status",
-    "WrittenFile",
 ]
 
 #: Where in the pipeline an input failed.
 Stage = Literal["read", "parse", "chunk", "validate"]
 STAGES: tuple[Stage, ...] = ("read", "parse", "chunk", "validate")
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """One matched input file, emitted before it is read: the denominator of the accounting."""
-
-    source_uri: str
-    media_type: str | None
-    size_bytes: int
-
-
-@dataclass(frozen=True)
-class RawDocument:
-    """The bytes of one input file that passed the size limit."""
-
-    source_uri: str
-    media_type: str | None
-    content_hash: str
-    raw: bytes = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -158,28 +135,6 @@ class DocumentFacts:
         )
 
 
-@dataclass(frozen=True)
-class DocumentOutcome:
-    """What chunking did with one parsed document (one per document, errors or not):
-    its facts and, per label that accepted it, how many chunks it made."""
-
-    source_uri: str
-    facts: DocumentFacts
-    chunks_by_label: tuple[tuple[str, int], ...]
-
-    @property
-    def media_type(self) -> str:
-        return self.facts.media_type
-
-    @property
-    def parser_version(self) -> str:
-        return self.facts.parser_version
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        return self.facts.warnings
-
-
 class IndexEntry(NamedTuple):
     """One chunk record written for a document, as the documents table's ``chunk_index``
     lists it: its label and id, and the digests of its embedded content and of the whole
@@ -254,24 +209,3 @@ class DocumentRow:
             pages=self.pages,
             blocks=self.blocks,
         )
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    """One Parquet file the pipeline wrote, relative to the output root, with its size and
-    blake3 digest (kebab_chunk/output/digest.py): what ``--previous`` checks before it
-    carries records out of the file."""
-
-    path: str
-    rows: int
-    size_bytes: int
-    blake3: str
-
-    def listing(self) -> dict[str, Any]:
-        """The file's entry in the manifest's ``outputs``."""
-        return {
-            "path": self.path,
-            "rows": self.rows,
-            "bytes": self.size_bytes,
-            "blake3": self.blake3,
-        }

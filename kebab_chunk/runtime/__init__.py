@@ -1,4 +1,4 @@
 """Running the library safely inside any worker, with no Beam: helper processes that
-parse and chunk under limits (``helper``), the tasks they run (``tasks``) and the reuse
-rule of incremental runs (``reuse``). ``kebab_chunk/beam/`` wires these into transforms
-(docs/internals/architecture.md)."""
+parse and chunk under limits (``supervisor`` starts, feeds, times out and replaces them;
+``helper`` is the process itself) and the tasks they run (``tasks``).
+``kebab_chunk/beam/`` wires these into transforms (docs/internals/architecture.md)."""

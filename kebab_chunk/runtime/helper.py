@@ -1,6 +1,6 @@
 """The isolation helper process itself: memory guard, then one element after another.
 
-Beam-free on purpose (see :mod:`kebab_chunk.beam.isolation` for the worker side): the
+Beam-free on purpose (see :mod:`kebab_chunk.runtime.supervisor` for the worker side): the
 forkserver preloads only this module, and a helper imports only what its task needs (the
 parsers and chunkers), so a helper starts in a fraction of the time and memory of a Beam
 worker. Messages both ways are an 8-byte length and a standard pickle.

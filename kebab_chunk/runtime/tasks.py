@@ -20,9 +20,10 @@ from typing import Any
 from kebab_chunk.chunkers.base import Chunker, needs_of
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.elements import DocumentOutcome, RawDocument
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, ErrorRecord, RawDocument
+from kebab_chunk.output.records import DocumentFacts, ErrorRecord
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
 from kebab_chunk.runtime.output_limit import DEFAULT_OUTPUT_LIMIT, OutputLimit

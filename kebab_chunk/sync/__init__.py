@@ -7,7 +7,7 @@ default) and PostgreSQL + pgvector; any object implementing :class:`VectorStore`
 """
 
 from kebab_chunk.sync.cache import EmbeddingCache
-from kebab_chunk.sync.embedding import Embedder, callable_embedder, model_embedder
+from kebab_chunk.sync.embedders import Embedder, callable_embedder, model_embedder
 from kebab_chunk.sync.engine import SyncReport, sync
 from kebab_chunk.sync.store import StoredRow, StoreRow, SyncState, VectorStore
 from kebab_chunk.sync.stores import open_store

@@ -25,7 +25,7 @@ from kebab_chunk.output.records import DocumentRow
 from kebab_chunk.output.schema import row_to_chunk, row_to_document
 from kebab_chunk.output.snapshots import snapshot_of
 from kebab_chunk.sync.cache import EmbeddingCache, default_cache_path, text_key
-from kebab_chunk.sync.embedding import Embedder, resolve_embedder
+from kebab_chunk.sync.embedders import Embedder, resolve_embedder
 from kebab_chunk.sync.plan import Plan, Wanted, plan, select
 from kebab_chunk.sync.store import StoreRow, SyncState, VectorStore
 from kebab_chunk.sync.stores import open_store

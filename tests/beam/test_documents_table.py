@@ -25,17 +25,12 @@ from blake3 import blake3
 
 from kebab_chunk.beam.manifest import EQUATION, WriteDocuments, WriteManifest
 from kebab_chunk.beam.write import part_name
+from kebab_chunk.elements import DocumentOutcome, SourceFile
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.output.chunk_index import IndexEntry, entry_of_chunk, packed_line
 from kebab_chunk.output.finished import open_output
 from kebab_chunk.output.reader import read_documents
-from kebab_chunk.output.records import (
-    DocumentFacts,
-    DocumentOutcome,
-    DocumentRow,
-    ErrorRecord,
-    SourceFile,
-)
+from kebab_chunk.output.records import DocumentFacts, DocumentRow, ErrorRecord
 from kebab_chunk.output.schema import (
     DOCUMENT_SCHEMA,
     document_to_row,

@@ -23,7 +23,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.job import run
+from kebab_chunk.beam.graph import run
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.cli.run import parse_args
 from kebab_chunk.model.ids import content_hash

@@ -154,7 +154,7 @@ def test_bad_input_is_one_sentence_and_exit_2(
 def test_a_missing_eval_extra_is_one_sentence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "kebab_chunk.eval.embed", None)  # import fails
+    monkeypatch.setitem(sys.modules, "kebab_chunk.eval.bert", None)  # import fails
     corpus, questions = make_dataset(tmp_path)
     assert main(_args(corpus, questions, "--setting", "md-heading-v1")) == EXIT_USAGE
     err = capsys.readouterr().err

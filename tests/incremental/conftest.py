@@ -18,7 +18,7 @@ import pytest
 from apache_beam.metrics.metric import MetricsFilter
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.job import run
+from kebab_chunk.beam.graph import run
 from kebab_chunk.cli.run import parse_args
 from tests.beam.helpers import CORPUS, QUIET, quiet_beam
 from tests.beam.runners import CONFIGS

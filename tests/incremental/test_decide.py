@@ -15,12 +15,7 @@ from typing import Any
 
 import pytest
 
-from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
-from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
-from kebab_chunk.model.ids import content_hash, doc_id
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
-from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
-from kebab_chunk.runtime.reuse import (
+from kebab_chunk.beam.reuse_rule import (
     CARRY_BUCKET,
     DELETED,
     NEW,
@@ -33,6 +28,12 @@ from kebab_chunk.runtime.reuse import (
     carry_keys,
     reuse_blocked,
 )
+from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.elements import DocumentOutcome, RawDocument
+from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
+from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.output.records import DocumentFacts
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, ParserChoice, parse_document
 from tests.beam.helpers import records
 
 POLICY = ChunkPolicy()

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from blake3 import blake3
 
+from kebab_chunk.beam.graph import run
 from kebab_chunk.beam.incremental import DELETED, NEW, RECHUNKED, REUSED
-from kebab_chunk.beam.job import run
 from kebab_chunk.cli.run import parse_args
 from kebab_chunk.output.reader import read_documents
 from kebab_chunk.output.schema import parquet_bytes

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kebab_chunk.beam import job
+from kebab_chunk.beam import graph
 from kebab_chunk.beam.incremental import (
     NEW,
     NOTHING_REUSED,
@@ -59,8 +59,10 @@ def multipart(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     corpus = write_corpus(base / "corpus", 12)
     out = base / "previous"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(job, "WriteChunks", functools.partial(WriteChunks, rows_per_file=5))
-        mp.setattr(job, "WriteManifest", functools.partial(WriteManifest, document_rows_per_file=4))
+        mp.setattr(graph, "WriteChunks", functools.partial(WriteChunks, rows_per_file=5))
+        mp.setattr(
+            graph, "WriteManifest", functools.partial(WriteManifest, document_rows_per_file=4)
+        )
         assert _run(corpus, out) == 0
     return corpus, out
 

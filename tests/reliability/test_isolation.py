@@ -19,7 +19,6 @@ from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from kebab_chunk.beam import ChunkDocuments, ErrorRecord, ParseDocuments, RawDocument
-from kebab_chunk.beam.isolation import limit_memory
 from kebab_chunk.beam.parse import MEMORY_LIMIT, error_type_of, ran_out_of_memory
 from kebab_chunk.chunkers import registry as chunker_registry
 from kebab_chunk.chunkers.registry import get_chunker
@@ -27,6 +26,7 @@ from kebab_chunk.errors import ParseError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.parsers.registry import ParserChoice, detect_media_type, parse_document
+from kebab_chunk.runtime.helper import limit_memory
 from tests.beam.helpers import QUIET, REPO, quiet_beam, records, subprocess_env
 from tests.reliability.hostile import HOSTILE_LABEL, HOSTILE_ROW, greedy_parse
 
@@ -63,7 +63,7 @@ def test_memory_errors_are_recognised_through_wrapping_exceptions() -> None:
 def test_limit_memory_caps_a_child_process() -> None:
     """The guard itself, in a throwaway interpreter: 4 GiB fails, 16 MiB still works."""
     code = (
-        "from kebab_chunk.beam.isolation import limit_memory\n"
+        "from kebab_chunk.runtime.helper import limit_memory\n"
         "assert limit_memory(128)\n"
         "small = bytearray(16 * 1024 * 1024)\n"
         "try:\n"

@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 
 _WORKER = """
 import multiprocessing.forkserver as fs, sys, time
-from kebab_chunk.beam.isolation import IsolatedRunner
-from tests.beam.isolation_tasks import ScriptedTask
+from kebab_chunk.runtime.supervisor import IsolatedRunner
+from tests.runtime.supervisor_tasks import ScriptedTask
 
 if __name__ == "__main__":
     runner = IsolatedRunner(ScriptedTask(), budgets_s=[600.0], max_memory_mb=None)

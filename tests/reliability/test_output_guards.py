@@ -263,7 +263,7 @@ def test_remote_outputs_are_not_claimed(corpus: Path) -> None:
 
 def test_run_as_a_library_takes_the_claim(corpus: Path, tmp_path: Path) -> None:
     from kebab_chunk.beam.claim import claim_output
-    from kebab_chunk.beam.job import run
+    from kebab_chunk.beam.graph import run
     from kebab_chunk.cli.run import parse_args
 
     out = tmp_path / "out"

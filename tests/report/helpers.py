@@ -250,7 +250,7 @@ def run_cli(argv: Sequence[str]) -> CliResult:
 
 def run_pipeline(corpus: Path, output: Path, *extra: str) -> Path:
     """Run the real Beam pipeline (DirectRunner) over ``corpus`` into ``output``."""
-    from kebab_chunk.beam.job import run
+    from kebab_chunk.beam.graph import run
     from kebab_chunk.cli.run import parse_args
 
     logging.getLogger().setLevel(logging.WARNING)

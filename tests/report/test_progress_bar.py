@@ -271,11 +271,11 @@ def _run_with_bar(
     corpus: Path, out: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
 ) -> tuple[int, _Tty]:
     """``kebab-chunk run`` with stderr a terminal; every count drawn (no throttling)."""
-    from kebab_chunk.beam import job
+    from kebab_chunk.beam import graph
     from kebab_chunk.cli.run import main as run_main
 
     terminal = _Tty()
-    original = job.launch_progress
+    original = graph.launch_progress
 
     def unthrottled(options: Any, count_files: Callable[[], int | None]) -> Progress:
         bar = original(options, count_files, stream=terminal, enabled=True)
@@ -283,7 +283,7 @@ def _run_with_bar(
         return bar
 
     monkeypatch.delenv("CI", raising=False)
-    monkeypatch.setattr(job, "launch_progress", unthrottled)
+    monkeypatch.setattr(graph, "launch_progress", unthrottled)
     monkeypatch.setattr(sys, "stderr", terminal)
     return run_main(["--input", str(corpus), "--output", str(out), *extra]), terminal
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from kebab_chunk.chunkers import registry
 from kebab_chunk.eval import run
-from kebab_chunk.eval.embed import Embedder
+from kebab_chunk.eval.bert import Embedder
 
 DATA = Path(os.environ.get("KEBAB_EVAL_DATA", "../shared/eval/chunking-evaluation-dev"))
 CACHE = Path(os.environ.get("KEBAB_EVAL_CACHE", "/tmp/cohesion-emb-cache.pkl"))

@@ -111,12 +111,12 @@ def _timed(name: str, fn: Callable[..., Any], *, generator: bool = False) -> Cal
 
 
 def instrument() -> None:
-    from kebab_chunk.beam import job, update
+    from kebab_chunk.beam import graph, update
     from kebab_chunk.cli import run as cli_run
 
-    job.load_base = _timed("launch: load_base", job.load_base)
-    job.first_snapshot = _timed("launch: first_snapshot", job.first_snapshot)
-    job.build_pipeline = _timed("pipeline: build", job.build_pipeline)
+    graph.load_base = _timed("launch: load_base", graph.load_base)
+    graph.first_snapshot = _timed("launch: first_snapshot", graph.first_snapshot)
+    graph.build_pipeline = _timed("pipeline: build", graph.build_pipeline)
     execute = cli_run.execute
 
     def execute_and_keep(config: Any, beam_args: Any, output: str) -> Any:

@@ -1,6 +1,6 @@
 # mypy: disallow-untyped-calls=False
 # (Beam ships partial type hints: its transforms are untyped callables.)
-"""The chunking job as one Beam pipeline: corpus -> versioned chunks, errors, manifest.
+"""The Beam graph of a chunking run, and running it: corpus -> versioned chunks, errors, manifest.
 
 ``RunConfig`` is everything that shapes a run (validated on the launching machine by
 ``kebab_chunk/cli/run.py``); ``build_pipeline`` wires the transforms of this package

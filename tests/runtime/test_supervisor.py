@@ -1,38 +1,31 @@
-"""The streaming helper of kebab_chunk.beam.isolation: several elements in flight, one blamed.
+"""The supervisor of helper processes (kebab_chunk.runtime.supervisor): several elements in
+flight, one blamed.
 
 The runner sends elements ahead of the helper; a hang or a crash must still fail exactly
 the element the helper was working on, and every element queued behind it must be done by
-a fresh helper. Budgets are per stage. ``IsolatedDoFn`` must give every output the window
-and timestamp of the element it came from, even when it is emitted later.
+a fresh helper. Budgets are per stage. (The Beam DoFn that wires it is tested in
+tests/beam/test_isolated_dofn.py.)
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
-import apache_beam as beam
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
-from apache_beam.testing.util import assert_that, equal_to
-from apache_beam.transforms import window
 
-from kebab_chunk.beam.isolation import (
+from kebab_chunk.runtime.supervisor import (
     CRASH,
     RAISED,
     TIMEOUT,
     Failure,
     Finished,
     InlineRunner,
-    IsolatedDoFn,
     IsolatedRunner,
 )
-from tests.beam.helpers import quiet_beam, subprocess_env
-from tests.beam.isolation_tasks import ScriptedTask
-
-quiet_beam()
+from tests.beam.helpers import subprocess_env
+from tests.runtime.supervisor_tasks import ScriptedTask
 
 
 def _runner(budgets: tuple[float, ...] = (30.0,), max_in_flight: int = 16) -> IsolatedRunner:
@@ -138,41 +131,6 @@ def test_the_inline_runner_reports_the_same_failures() -> None:
     done = {d.element[0]: d for d in _run_all(runner, [("x", "raise"), ("y", "ok")])}  # type: ignore[arg-type]
     assert done["x"].failure is not None and done["x"].failure.exc_type == "ValueError"
     assert done["y"].result[0] == "y"
-
-
-class _NameFn(IsolatedDoFn):
-    def outputs(self, done: Finished) -> Iterator[Any]:
-        if done.failure is None:
-            yield done.result[0]
-        else:
-            yield beam.pvalue.TaggedOutput("failed", done.element[0])
-
-
-def test_outputs_keep_the_window_and_timestamp_of_their_element() -> None:
-    names = [(f"e{i}", "ok") for i in range(12)]
-    with BeamTestPipeline() as p:
-        out = (
-            p
-            | beam.Create([(n, 10 * i) for i, n in enumerate(names)])
-            | "Stamp" >> beam.Map(lambda e: window.TimestampedValue(e[0], e[1]))
-            | beam.WindowInto(window.FixedWindows(30))
-            | beam.ParDo(
-                _NameFn(ScriptedTask(), budgets_s=(30.0,), max_memory_mb=None)
-            ).with_outputs("failed", main="names")
-        )
-        stamped = out.names | beam.Map(
-            lambda name, ts=beam.DoFn.TimestampParam, w=beam.DoFn.WindowParam: (
-                name,
-                int(ts),
-                int(w.start),
-            )
-        )
-        assert_that(
-            stamped,
-            equal_to([(f"e{i}", 10 * i, 30 * (i // 3)) for i in range(12)]),
-            label="timestamps and windows",
-        )
-        assert_that(out.failed, equal_to([]), label="no failures")
 
 
 def test_helper_processes_never_import_apache_beam() -> None:

@@ -5,7 +5,7 @@ from two embedders with one id must be interchangeable, because the cache and th
 trust it), ``dimensions`` and ``embed(texts)`` returning one vector per text. Three kinds:
 
 - :func:`model_embedder` (the default): a local sentence-transformers folder of a BERT
-  encoder run in numpy (:mod:`kebab_chunk.eval.embed`), the packaged all-MiniLM-L6-v2 when
+  encoder run in numpy (:mod:`kebab_chunk.eval.bert`), the packaged all-MiniLM-L6-v2 when
   no folder is given. Its id is the model name and a blake3 digest of the files the
   encoder reads, so a retrained or swapped model in the same folder gets a new id.
 - :func:`callable_embedder`: any function ``texts -> vectors`` (an API client, a GPU
@@ -27,7 +27,7 @@ from kebab_chunk.errors import UsageError
 
 __all__ = ["Embedder", "callable_embedder", "model_embedder", "resolve_embedder"]
 
-#: The files kebab_chunk.eval.embed reads from a model folder (any sub-folder): what a
+#: The files kebab_chunk.eval.bert reads from a model folder (any sub-folder): what a
 #: model embedder's id digests.
 _MODEL_FILES = frozenset(
     {"config.json", "modules.json", "sentence_bert_config.json", "model.safetensors",
@@ -82,7 +82,7 @@ def callable_embedder(
 class _Model:
     id: str
     dimensions: int
-    model: Any  # kebab_chunk.eval.embed.Embedder
+    model: Any  # kebab_chunk.eval.bert.Embedder
 
     def embed(self, texts: Sequence[str]) -> Any:
         return self.model.embed(texts)
@@ -102,8 +102,8 @@ def _folder_digest(folder: Path) -> str:
 def model_embedder(path: str | Path | None = None) -> Embedder:
     """The numpy sentence-transformers embedder of a local model folder (None: the packaged
     all-MiniLM-L6-v2; needs the ``eval`` extra)."""
-    from kebab_chunk.eval.embed import DEFAULT_MODEL
-    from kebab_chunk.eval.embed import Embedder as Model
+    from kebab_chunk.eval.bert import DEFAULT_MODEL
+    from kebab_chunk.eval.bert import Embedder as Model
 
     model = Model.load(path)
     name = DEFAULT_MODEL if path is None else Path(path).name

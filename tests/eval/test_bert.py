@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pytest
 
 from kebab_chunk.errors import MissingDependencyError, UsageError
-from kebab_chunk.eval.embed import DEFAULT_MODEL, Embedder
+from kebab_chunk.eval.bert import DEFAULT_MODEL, Embedder
 
 REFERENCE = json.loads(
     (Path(__file__).parent / "minilm_reference.json").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The reuse rule of incremental runs (``--previous``), as pure functions (no Beam).
+"""The reuse rule of incremental runs (``--previous``, ``--update``), as pure functions.
 
 A document's records in a previous output are folded into a :class:`Summary` (its
 fingerprints, and per label how many records up to which ``position``);
@@ -12,7 +12,9 @@ document needs its row there: without one (an output written before that table e
 it is parsed again. Options outside labels, policy and parser versions that can change a
 document's records (:data:`SHAPING_OPTIONS`, :data:`BUDGET_OPTIONS`) are compared from the
 two manifests' ``options`` by :func:`options_allow_reuse`; when they do not allow reuse,
-nothing is reused. ``kebab_chunk/beam/incremental.py`` wires this into the pipeline.
+nothing is reused. ``kebab_chunk/beam/incremental.py`` (``--previous``) and
+``kebab_chunk/beam/update.py`` (``--update``) wire this into the pipeline; this module
+itself imports no Beam.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.elements import DocumentOutcome, RawDocument
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.layout import CHUNKS_DIR, DOCUMENTS_DIR, ERRORS_DIR
-from kebab_chunk.output.records import DocumentFacts, DocumentOutcome, RawDocument
+from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.output.schema import PARTITION_COLUMN
 from kebab_chunk.parsers.registry import ParserChoice
 
