@@ -6,9 +6,10 @@ Data flows one way: bytes → parser → CanonicalDocument → chunker → Chunk
 from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.chunkers import get_chunker, registered_labels
-from kebab_chunk.errors import KebabError
+from kebab_chunk.errors import ConfigurationError, DocumentError, EnvironmentProblem, KebabError
 from kebab_chunk.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
+from kebab_chunk.output.manifest import Manifest
 from kebab_chunk.parsers import parse_document
 
 if TYPE_CHECKING:  # imported lazily at run time, see __getattr__
@@ -41,7 +42,11 @@ __all__ = [
     "CanonicalDocument",
     "Chunk",
     "ChunkPolicy",
+    "ConfigurationError",
+    "DocumentError",
+    "EnvironmentProblem",
     "KebabError",
+    "Manifest",
     "MarkdownChunker",
     "__version__",
     "get_chunker",

@@ -23,7 +23,7 @@ the machine (:class:`EnvironmentProblem`), or record the one document and go on
     │   └── MissingDependencyError a package of an extra (Beam, numpy, matplotlib) is missing
     └── DocumentError             one document (or record) cannot be used: record it, go on
         ├── UnsupportedDocumentError  a chunker was given a document it does not handle
-        ├── RecordError            a record or row given to an adapter is not a chunk record
+        ├── RecordError            a record, row or text given to an adapter cannot be used
         ├── ReadRefused            a corpus entry is not read (not a regular file, a symlink
         │                          out of the corpus); it becomes a read error row
         └── ParseError             the bytes of one document could not be parsed
@@ -125,8 +125,8 @@ class WrongTypeError(ConfigurationError, TypeError):
 
 
 class RecordError(DocumentError, ValueError):
-    """A record or row given to an adapter is not a chunk record (a field missing, a flat
-    metadata dict that cannot be turned back into one)."""
+    """A record, row or text given to an adapter cannot be used as it is (a field missing,
+    flat metadata that cannot be turned back into a record, text UTF-8 cannot encode)."""
 
 
 class NotBytesError(WrongTypeError):

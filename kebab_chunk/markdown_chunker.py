@@ -39,7 +39,7 @@ from typing import Any
 from kebab_chunk.chunkers._header_chars import CHARS_TOKENIZER, HeaderCharsChunker, PlannedChunk
 from kebab_chunk.chunkers._separators import LINE_BREAK
 from kebab_chunk.chunkers.registry import label
-from kebab_chunk.errors import PolicyError
+from kebab_chunk.errors import PolicyError, WrongTypeError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, LineSpan, ParagraphBlock
 from kebab_chunk.model import Chunk as ChunkRecord
 from kebab_chunk.model.ids import block_id, content_hash, doc_id
@@ -165,7 +165,7 @@ class MarkdownChunker:
     ) -> tuple[CanonicalDocument, list[PlannedChunk], list[ChunkRecord]]:
         """The parsed document, the planned chunks and their records, offsets into ``text``."""
         if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}.")
+            raise WrongTypeError(f"text must be a str, got {type(text).__name__}.")
         engine = HeaderCharsChunker(label(self.version))
         if self.version == V1:
             doc = _document(text, source or "")

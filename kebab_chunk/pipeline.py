@@ -49,6 +49,7 @@ from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
 from kebab_chunk.chunkers.registry import check_tokenizer_use, get_chunker
 from kebab_chunk.corpus import CorpusFilter
 from kebab_chunk.model import Chunk, ChunkPolicy
+from kebab_chunk.output.manifest import Manifest
 from kebab_chunk.output.records import DocumentRow, ErrorRecord
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
@@ -62,7 +63,7 @@ class RunResult:
     """A finished run: where it wrote, and its manifest (counts, versions, accounting)."""
 
     output: str
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @property
     def closes(self) -> bool:

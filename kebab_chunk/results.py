@@ -16,13 +16,14 @@ functions are for code that wants the records with their exact spans.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
 from kebab_chunk.errors import OutputDirError
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.finished import open_output
+from kebab_chunk.output.manifest import Manifest
 from kebab_chunk.output.reader import read_chunks as _chunks_table
 from kebab_chunk.output.reader import read_documents as _documents_table
 from kebab_chunk.output.reader import read_errors as _errors_table
@@ -42,11 +43,12 @@ def _open(
     return open_output(os.fspath(output), "output", snapshot=snapshot)
 
 
-def read_manifest(output: str | os.PathLike[str], snapshot: int | None = None) -> dict[str, Any]:
+def read_manifest(output: str | os.PathLike[str], snapshot: int | None = None) -> Manifest:
     """The manifest of a finished output (of its snapshot ``snapshot``, for an output
-    updated with ``run --update``; default the latest) as a dict; OutputDirError when the
-    output is not finished."""
-    return _open(output, snapshot)[1]
+    updated with ``run --update``; default the latest): the parsed JSON, typed by
+    :class:`~kebab_chunk.output.manifest.Manifest`; OutputDirError when the output is not
+    finished."""
+    return cast(Manifest, _open(output, snapshot)[1])
 
 
 def read_table(

@@ -23,7 +23,11 @@ PUBLIC = [
     "CanonicalDocument",
     "Chunk",
     "ChunkPolicy",
+    "ConfigurationError",
+    "DocumentError",
+    "EnvironmentProblem",
     "KebabError",
+    "Manifest",
     "MarkdownChunker",
     "__version__",
     "get_chunker",
@@ -42,6 +46,20 @@ def test_top_level_exports_exactly_the_public_names() -> None:
     assert sorted(kebab_chunk.__all__) == sorted(PUBLIC)
     for name in PUBLIC:
         assert getattr(kebab_chunk, name) is not None, name
+
+
+def test_every_exception_is_in_exactly_one_group_of_handling() -> None:
+    """Configuration (fix the call), environment (fix the machine), document (record it and
+    go on): a caller handles each of our errors by catching one of three classes."""
+    groups = (errors.ConfigurationError, errors.EnvironmentProblem, errors.DocumentError)
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        if cls is errors.KebabError or cls in groups:
+            continue
+        assert sum(issubclass(cls, group) for group in groups) == 1, name
+    assert errors.UsageError is errors.ConfigurationError
+    assert issubclass(errors.ParseError, errors.DocumentError)
+    assert issubclass(errors.UnknownChunkerError, KeyError)  # still what a dict lookup raises
 
 
 def _modules() -> list[str]:

@@ -19,6 +19,7 @@ from kebab_chunk.cli import main as cli_main
 from kebab_chunk.errors import KebabError, OutputDirError, UnknownChunkerError, UsageError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.pipeline import configure, run
+from tests.manifest_shape import problems
 from tests.test_readme import marked_blocks, script
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,6 +73,7 @@ def test_pipeline_run_writes_what_the_command_writes(tmp_path: Path) -> None:
     assert statuses["notes/empty.txt"] == "zero_chunks"
     assert statuses["pdf/encrypted-real-password.pdf"] == "error"
     assert len(statuses) == result.manifest["accounting"]["files_matched"]
+    assert problems(result.manifest) == []  # the typed manifest is what was written
     with pytest.raises(OutputDirError, match="was not chunked with label 'hierarchical-v1'"):
         kebab_chunk.read_chunks(tmp_path / "api", label="hierarchical-v1")
 

@@ -43,7 +43,7 @@ from pydantic import ValidationError
 
 from kebab_chunk.chunkers.contextualize import context_prefix, contextualize
 from kebab_chunk.chunkers.registry import get_chunker
-from kebab_chunk.errors import ConfigurationError, RecordError
+from kebab_chunk.errors import ConfigurationError, RecordError, WrongTypeError
 from kebab_chunk.model import Chunk, ElementSpan, LineSpan, PageSpan
 
 __all__ = [
@@ -134,7 +134,7 @@ def check_metadata_mode(value: object) -> MetadataMode:
         return "full"
     if value == "flat":
         return "flat"
-    raise ValueError(
+    raise ConfigurationError(
         f"metadata must be 'full' (the whole record) or 'flat' (scalars only), got {value!r}."
     )
 
@@ -237,7 +237,7 @@ def adapter_text(chunk: Chunk, *, contextualized: bool) -> str:
 
 def _require_full(metadata: Mapping[str, Any]) -> None:
     if "source_spans" not in metadata or "block_ids" not in metadata:
-        raise ValueError(
+        raise RecordError(
             "this metadata has no source_spans or block_ids (the flat form keeps scalars "
             "only), so the record cannot be rebuilt from it; look its chunk_id up in the "
             "chunk records it was made from, or convert with metadata='full'."
@@ -263,7 +263,7 @@ def record_from_content(metadata: Mapping[str, Any], content: str) -> Chunk:
     if kind == "embed_text":
         _require_full(metadata)
         if "text" not in metadata:
-            raise ValueError(
+            raise RecordError(
                 "this metadata says the content is embed_text but holds no text, so the "
                 "record cannot be rebuilt; convert again with metadata='full'."
             )
@@ -281,7 +281,7 @@ def strip_context(metadata: Mapping[str, Any], content: str) -> str:
     if prefix:
         prefix += "\n"
     if not content.startswith(prefix):
-        raise ValueError(
+        raise RecordError(
             "the content does not start with the chunk's heading path and captions, so "
             "contextualize() did not make it; pass the original chunk text instead."
         )
@@ -325,15 +325,15 @@ def _plain_span(span: Any) -> Any:
     return span
 
 
-def _refusal(detail: str) -> ValueError:
-    return ValueError(f"a row is not a chunk record: {detail}; {_FIX_ROWS}.")
+def _refusal(detail: str) -> RecordError:
+    return RecordError(f"a row is not a chunk record: {detail}; {_FIX_ROWS}.")
 
 
 def _record_from_row(row: Mapping[Any, Any]) -> Chunk:
     values = {name: _plain(row[name]) for name in Chunk.model_fields if name in row}
     missing = [name for name in _REQUIRED_FIELDS if name not in values]
     if missing == ["chunker_version"]:
-        raise ValueError(
+        raise RecordError(
             "a chunk row has no chunker_version column, which the pipeline keeps only in "
             "the chunks/chunker_version=<label>/ directory names; read the whole chunks "
             "directory (for example pandas.read_parquet(OUT / 'chunks')) so the label "
@@ -361,7 +361,7 @@ def as_record(element: Any) -> Chunk:
         element = element.to_dict()
     if isinstance(element, Mapping):
         return _record_from_row(element)
-    raise TypeError(
+    raise WrongTypeError(
         f"expected a kebab_chunk Chunk record or its dict form, got {type(element).__name__}; "
         "feed the adapter the output of the chunking step."
     )
@@ -382,7 +382,7 @@ def _rows(chunks: Any) -> Iterable[Any]:
             batch_rows: list[Any] = chunks.to_pylist()
             return batch_rows
     if isinstance(chunks, Chunk | Mapping | str | bytes) or not isinstance(chunks, Iterable):
-        raise TypeError(
+        raise WrongTypeError(
             f"expected several chunk records (a list, a pandas DataFrame or a pyarrow "
             f"Table), got {type(chunks).__name__}; wrap a single record in a list."
         )

@@ -33,6 +33,7 @@ from kebab_chunk.chunkers import get_chunker
 from kebab_chunk.chunkers.base import Chunker
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
+from kebab_chunk.errors import ConfigurationError, RecordError, WrongTypeError
 from kebab_chunk.model import Chunk, ChunkPolicy
 from kebab_chunk.model.ids import content_hash
 from kebab_chunk.parsers.registry import ParserChoice, detect_media_type
@@ -89,12 +90,12 @@ class TextChunking:
         if self.chunker is not None:
             self.chunker_for(self.chunker)  # UnknownChunkerError names the registered labels
         if not isinstance(self.policy, ChunkPolicy):
-            raise TypeError(
+            raise WrongTypeError(
                 f"policy must be a ChunkPolicy, got {type(self.policy).__name__}; "
                 "build one with kebab_chunk.make_policy(target_tokens=..., ...)."
             )
         if self.media_type is not None and self.media_type not in TEXT_MEDIA_TYPES:
-            raise ValueError(
+            raise ConfigurationError(
                 f"media_type {self.media_type!r} cannot be read from text; use one of "
                 f"{', '.join(TEXT_MEDIA_TYPES)}, or parse the file's bytes with "
                 "kebab_chunk.parse_document and convert the chunks with the adapters."
@@ -137,7 +138,7 @@ class TextChunking:
     def chunks(self, text: str, metadata: Mapping[str, Any] | None = None) -> list[Chunk]:
         """Parse ``text`` as the document ``metadata`` describes and chunk it."""
         if not isinstance(text, str):
-            raise TypeError(
+            raise WrongTypeError(
                 f"expected the document's text as a str, got {type(text).__name__}; "
                 "decode it first, or parse a file's bytes with kebab_chunk.parse_document."
             )
@@ -155,7 +156,7 @@ def _utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(
+        raise RecordError(
             f"the text holds an unpaired surrogate at index {exc.start}, which UTF-8 cannot "
             "encode; decode the source with errors='replace' (or 'strict') instead of "
             "'surrogateescape'."

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kebab_chunk.errors import MissingDependencyError
+from kebab_chunk.errors import MissingDependencyError, WrongTypeError
 
 try:  # Apache Beam is the pipeline extra: its absence is one sentence, not a traceback
     import apache_beam as beam
@@ -82,7 +82,7 @@ class ToBeamRagChunks(beam.PTransform[PCollection[Any], PCollection[BeamChunk]])
     def __init__(self, contextualized: bool = False, metadata: MetadataMode = "full") -> None:
         super().__init__()
         if not isinstance(contextualized, bool):
-            raise TypeError(f"contextualized must be True or False, got {contextualized!r}.")
+            raise WrongTypeError(f"contextualized must be True or False, got {contextualized!r}.")
         self._contextualized = contextualized
         self._metadata: MetadataMode = check_metadata_mode(metadata)
 

@@ -32,6 +32,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kebab_chunk.errors import ConfigurationError, WrongTypeError
 from kebab_chunk.integrations._common import (
     MetadataMode,
     check_metadata_mode,
@@ -78,7 +79,7 @@ class KebabTextSplitter(TextSplitter):
             parser_version=parser_version,
         )
         if not isinstance(contextualized, bool):
-            raise TypeError(f"contextualized must be True or False, got {contextualized!r}.")
+            raise WrongTypeError(f"contextualized must be True or False, got {contextualized!r}.")
         self._contextualized = contextualized
         self._metadata: MetadataMode = check_metadata_mode(metadata)
         resolved = self._chunking.policy
@@ -108,10 +109,10 @@ class KebabTextSplitter(TextSplitter):
     ) -> list[Document]:
         """One Document per chunk of every text, in order; ``metadatas[i]`` describes text i."""
         if isinstance(texts, str):
-            raise TypeError("texts must be a list of str; wrap a single text in a list.")
+            raise WrongTypeError("texts must be a list of str; wrap a single text in a list.")
         sources: list[dict[Any, Any]] = [{} for _ in texts] if metadatas is None else metadatas
         if len(sources) != len(texts):
-            raise ValueError(
+            raise ConfigurationError(
                 f"got {len(texts)} texts but {len(sources)} metadata dicts; pass one "
                 "metadata dict per text, or none."
             )

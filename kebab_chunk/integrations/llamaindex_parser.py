@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from kebab_chunk.errors import WrongTypeError
 from kebab_chunk.integrations._common import check_metadata_mode, install_hint
 from kebab_chunk.integrations._split import TextChunking
 from kebab_chunk.integrations.llamaindex import to_llama_index_node
@@ -102,7 +103,7 @@ class KebabNodeParser(NodeParser):
             parser_version=parser_version,
         )
         if not isinstance(contextualized, bool):
-            raise TypeError(f"contextualized must be True or False, got {contextualized!r}.")
+            raise WrongTypeError(f"contextualized must be True or False, got {contextualized!r}.")
         super().__init__(
             chunker=chunker,
             policy=chunking.policy,

@@ -37,6 +37,7 @@ from kebab_chunk.pipeline import run as run_pipeline
 from tests.beam.helpers import QUIET, quiet_beam
 from tests.beam.runners import CONFIGS
 from tests.incremental.corpus import edit_one_paragraph, markdown_doc, write_corpus
+from tests.manifest_shape import problems
 
 pytestmark = pytest.mark.slow
 quiet_beam()
@@ -123,6 +124,8 @@ def test_each_snapshot_reads_as_a_full_run_over_its_corpus(
         _run(step.corpus, full, step.labels, update=False)
         assert _snapshot_records(table, n) == _snapshot_records(full, None), f"snapshot {n}"
         assert step.manifest["accounting"]["closes"] is True
+        assert problems(step.manifest) == [], f"snapshot {n}"  # the typed manifest holds
+        assert ("snapshot" in step.manifest) is (n > 1)
     # The latest snapshot is what every reader sees by default.
     assert results.read_chunks(table) == results.read_chunks(tmp_path / "full5")
 
