@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.chunkers import get_chunker, registered_labels
 from kebab_chunk.errors import ConfigurationError, DocumentError, EnvironmentProblem, KebabError
-from kebab_chunk.markdown_chunker import MarkdownChunker
+from kebab_chunk.integrations.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.output.manifest import Manifest
 from kebab_chunk.parsers import parse_document

@@ -15,7 +15,7 @@ import pytest
 
 import kebab_chunk
 from kebab_chunk.chunkers import get_chunker
-from kebab_chunk.markdown_chunker import Chunk, MarkdownChunker, TextChunk
+from kebab_chunk.integrations.markdown_chunker import Chunk, MarkdownChunker, TextChunk
 from kebab_chunk.model import make_policy
 from kebab_chunk.parsers import parse_document
 
@@ -245,7 +245,7 @@ def test_text_that_breaks_the_parser_degrades_to_character_splitting() -> None:
 
 
 def test_a_parser_exception_degrades_instead_of_raising(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kebab_chunk.markdown_chunker as module
+    import kebab_chunk.integrations.markdown_chunker as module
 
     class Exploding:
         def parse(self, raw: bytes, source_uri: str) -> object:
@@ -259,7 +259,7 @@ def test_a_parser_exception_degrades_instead_of_raising(monkeypatch: pytest.Monk
 
 
 def test_a_parse_with_wrong_offsets_is_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kebab_chunk.markdown_chunker as module
+    import kebab_chunk.integrations.markdown_chunker as module
 
     text = "# Heading\n\nbody text\n"
     real = parse_document(text.encode(), "x.md")

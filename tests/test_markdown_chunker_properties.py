@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from kebab_chunk.chunkers import get_chunker
-from kebab_chunk.markdown_chunker import MarkdownChunker, TextChunk
+from kebab_chunk.integrations.markdown_chunker import MarkdownChunker, TextChunk
 from kebab_chunk.model import LineSpan, make_policy
 from kebab_chunk.parsers import parse_document
 

@@ -23,7 +23,7 @@ from kebab_chunk.chunkers import Chunker, get_chunker, registered_labels
 from kebab_chunk.chunkers._header_chars import HeaderCharsChunker, char_budget
 from kebab_chunk.chunkers.registry import label
 from kebab_chunk.errors import ParseError, UnsupportedDocumentError
-from kebab_chunk.markdown_chunker import MarkdownChunker
+from kebab_chunk.integrations.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, LineSpan, make_policy
 from kebab_chunk.model.ids import chunk_id
 from kebab_chunk.parsers import parse_document

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.dataset as pads
 import pytest
 
-from kebab_chunk.markdown_chunker import MarkdownChunker
+from kebab_chunk.integrations.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.schema import row_to_chunk
 from tests.report.helpers import FIXTURES, run_pipeline

@@ -20,7 +20,7 @@ from psycopg.conninfo import make_conninfo
 
 from kebab_chunk.errors import MissingDependencyError, UsageError
 from kebab_chunk.integrations._common import record_from_metadata
-from kebab_chunk.markdown_chunker import MarkdownChunker
+from kebab_chunk.integrations.markdown_chunker import MarkdownChunker
 from kebab_chunk.model import Chunk
 from kebab_chunk.sync.store import StoredRow, StoreRow, SyncState, VectorStore
 from kebab_chunk.sync.stores import pgvector as pgvector_store

@@ -4,7 +4,7 @@ A drop-in for code written against a LangChain-style header-splitting, character
 Markdown chunker, built on our own parser and the ``md-header-chars-v1`` chunker instead
 of LangChain::
 
-    from kebab_chunk.markdown_chunker import Chunk, MarkdownChunker
+    from kebab_chunk.integrations.markdown_chunker import Chunk, MarkdownChunker
 
     chunks = MarkdownChunker(max_chunk_size=1024, overlap=100).chunk_document(md, "a.md")
     chunks[0].metadata["headers"]   # [{"level": 1, "text": "Title"}, ...]
@@ -78,7 +78,8 @@ class TextChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-#: The API's name for :class:`TextChunk` (``from kebab_chunk.markdown_chunker import Chunk``).
+#: The seed API's name for :class:`TextChunk`, kept in this module only (everywhere else,
+#: ``Chunk`` is the record, :class:`kebab_chunk.model.Chunk`).
 Chunk = TextChunk
 
 
