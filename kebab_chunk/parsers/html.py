@@ -13,7 +13,6 @@ engine with :data:`RULES`.
 from __future__ import annotations
 
 from kebab_chunk.parsers._html import MEDIA_TYPE, HtmlEngine, HtmlRules
-from kebab_chunk.parsers._html_charset import decode_html
 
 __all__ = ["MEDIA_TYPE", "PARSER_VERSION", "RULES", "HtmlParser"]
 
@@ -21,9 +20,6 @@ PARSER_VERSION = "html-v1"
 
 #: html-v1's row: navigation beyond ``<nav>`` kept, html.parser's refusal wording.
 RULES = HtmlRules(version=PARSER_VERSION, drop_navigation=False, refusal_names_assertion_error=True)
-
-#: The decoder, under the name other modules import it by.
-_decode = decode_html
 
 
 class HtmlParser(HtmlEngine):

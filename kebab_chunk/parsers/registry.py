@@ -38,22 +38,22 @@ __all__ = [
 #: media types). A version stays registered, and reproducible, after it stops being a
 #: default: ``md-mistune-v1`` is still chosen with ``parser_version=`` or ``--parsers``.
 _VERSIONS: dict[str, dict[str, str]] = {
-    "md-mistune-v1": {"text/markdown": "kebab_chunk.parsers.markdown:MarkdownParser"},
+    "md-mistune-v1": {"text/markdown": "kebab_chunk.parsers.md_mistune_v1:MarkdownParser"},
     "md-pyromark-v1": {
-        "text/markdown": "kebab_chunk.parsers.markdown_pyromark:PyromarkMarkdownParser"
+        "text/markdown": "kebab_chunk.parsers.md_pyromark_v1:PyromarkMarkdownParser"
     },
-    "text-plain-v1": {"text/plain": "kebab_chunk.parsers.text:PlainTextParser"},
+    "text-plain-v1": {"text/plain": "kebab_chunk.parsers.text_plain_v1:PlainTextParser"},
     "pdf-text-v1": {"application/pdf": "kebab_chunk.parsers.pdf:PdfParser"},
     "pdf-text-v2": {"application/pdf": "kebab_chunk.parsers.pdf_v2:PdfV2Parser"},
     "html-v1": {"text/html": "kebab_chunk.parsers.html:HtmlParser"},
     "html-v2": {"text/html": "kebab_chunk.parsers.html_v2:HtmlV2Parser"},
     "csv-v1": {
-        "text/csv": "kebab_chunk.parsers.csv_:CsvParser",
-        "text/tab-separated-values": "kebab_chunk.parsers.csv_:TsvParser",
+        "text/csv": "kebab_chunk.parsers.csv_v1:CsvParser",
+        "text/tab-separated-values": "kebab_chunk.parsers.csv_v1:TsvParser",
     },
     "docx-v1": {
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document": (
-            "kebab_chunk.parsers.docx:DocxParser"
+            "kebab_chunk.parsers.docx_v1:DocxParser"
         )
     },
     "docling-json-v1": {

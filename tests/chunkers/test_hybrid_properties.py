@@ -17,7 +17,7 @@ from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
 from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import CanonicalDocument, Chunk, HeadingBlock, TableBlock, make_policy
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
 from tests.chunkers.helpers import FIXED_WORDS, sentences, words
 from tests.chunkers.token_docs import (
     P,

@@ -17,7 +17,7 @@ from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
 from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
 from tests.chunkers.test_md_heading_v1 import check_invariants
 from tests.golden import assert_golden
 

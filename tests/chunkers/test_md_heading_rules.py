@@ -29,7 +29,7 @@ from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.chunkers.rules import MdHeadingRules
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
 from tests.chunkers.test_md_heading_v2 import (
     FIXTURES,
     GOLDEN_POLICIES,

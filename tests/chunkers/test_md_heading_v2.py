@@ -35,7 +35,7 @@ from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
 from kebab_chunk.parsers.registry import parse_document
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
 from tests.golden import assert_golden

@@ -33,7 +33,7 @@ from kebab_chunk.chunkers.contextualize import contextualize_parts
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, make_policy
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
 from kebab_chunk.parsers.registry import parse_document
 from kebab_chunk.tokenizers import get_tokenizer
 from tests.chunkers.test_md_heading_v2 import long_heading_doc

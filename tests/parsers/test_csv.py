@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kebab_chunk.errors import BinaryContentError, LimitExceededError
 from kebab_chunk.model import CanonicalDocument, LineSpan, TableBlock
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.csv_ import CsvParser, TsvParser, decode_csv
+from kebab_chunk.parsers.csv_v1 import CsvParser, TsvParser, decode_csv
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.golden import assert_golden
 

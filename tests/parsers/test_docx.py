@@ -17,7 +17,7 @@ from kebab_chunk.errors import EncryptedDocumentError, LimitExceededError, Parse
 from kebab_chunk.model import SPAN_ADAPTER, CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.docx import MAX_UNCOMPRESSED_BYTES, DocxParser
+from kebab_chunk.parsers.docx_v1 import MAX_UNCOMPRESSED_BYTES, DocxParser
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.golden import assert_golden
 

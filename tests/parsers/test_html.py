@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from kebab_chunk.errors import BinaryContentError, LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, LineSpan
+from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.html import PARSER_VERSION, HtmlParser, _decode
+from kebab_chunk.parsers.html import PARSER_VERSION, HtmlParser
 from kebab_chunk.parsers.registry import detect_media_type, parse_document
 from tests.golden import assert_golden
 
@@ -25,7 +26,7 @@ DEFAULT_LIMITS = ParseLimits()
 
 def parse(name: str) -> tuple[CanonicalDocument, str]:
     raw = (FIXTURES / name).read_bytes()
-    return HtmlParser().parse(raw, f"html/{name}"), _decode(raw, name)[0]
+    return HtmlParser().parse(raw, f"html/{name}"), decode_html(raw, name)[0]
 
 
 def parse_text(markup: str, limits: ParseLimits = DEFAULT_LIMITS) -> CanonicalDocument:

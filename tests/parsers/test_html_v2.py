@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from kebab_chunk.chunkers import get_chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, LineSpan
-from kebab_chunk.parsers.html import HtmlParser, _decode
+from kebab_chunk.parsers._html_charset import decode_html
+from kebab_chunk.parsers.html import HtmlParser
 from kebab_chunk.parsers.html_v2 import PARSER_VERSION, HtmlV2Parser
 from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, parse_document
 from tests.golden import assert_golden
@@ -73,7 +74,7 @@ def test_kept_blocks_are_html_v1_blocks_with_the_same_span(name: str) -> None:
     """html-v2 only leaves blocks out (and permalink marks out of text): every block it
     keeps is an html-v1 block with the same kind and exact span, in the same order."""
     old, new = both(name)
-    text = _decode((FIXTURES / name).read_bytes(), name)[0]
+    text = decode_html((FIXTURES / name).read_bytes(), name)[0]
     old_blocks = {(b.kind, span_of(b)): b.text for b in old.blocks}
     order = [(b.kind, span_of(b)) for b in old.blocks]
     positions = [order.index((b.kind, span_of(b))) for b in new.blocks]

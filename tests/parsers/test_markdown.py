@@ -34,8 +34,8 @@ from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers import _assemble
 from kebab_chunk.parsers.base import ParseLimits, Parser
-from kebab_chunk.parsers.markdown import MarkdownParser
-from kebab_chunk.parsers.markdown_pyromark import PyromarkMarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
+from kebab_chunk.parsers.md_pyromark_v1 import PyromarkMarkdownParser
 from kebab_chunk.parsers.registry import (
     UnknownParserVersionError,
     UnsupportedMediaTypeError,

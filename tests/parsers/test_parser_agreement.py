@@ -19,8 +19,8 @@ from hypothesis import given
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import CodeBlock
-from kebab_chunk.parsers.markdown import MarkdownParser
-from kebab_chunk.parsers.markdown_pyromark import PyromarkMarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
+from kebab_chunk.parsers.md_pyromark_v1 import PyromarkMarkdownParser
 from tests.parsers.test_markdown import assert_exact
 from tests.parsers.test_markdown_properties import Element, documents
 

@@ -12,7 +12,7 @@ from kebab_chunk.model.blocks import ParagraphBlock
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import parse_document
-from kebab_chunk.parsers.text import PlainTextParser
+from kebab_chunk.parsers.text_plain_v1 import PlainTextParser
 
 
 def parse(source: str | bytes, **limits: int) -> CanonicalDocument:

@@ -16,7 +16,7 @@ from kebab_chunk._quote import MAX_MESSAGE_CHARS, MAX_QUOTE_CHARS, cap, quote, q
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, TableBlock
-from kebab_chunk.parsers.csv_ import CsvParser
+from kebab_chunk.parsers.csv_v1 import CsvParser
 
 #: Longest message allowed: the cap, its "… (N more characters)" marker, and a few quotes of
 #: at most MAX_QUOTE_CHARS characters each inside a chunker's own sentence.
