@@ -11,13 +11,12 @@ from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import ParagraphBlock
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.registry import parse_document
-from kebab_chunk.parsers.text_plain_v1 import PlainTextParser
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document
 
 
 def parse(source: str | bytes, **limits: int) -> CanonicalDocument:
     raw = source.encode("utf-8") if isinstance(source, str) else source
-    doc = PlainTextParser().parse(raw, "notes/a.txt", ParseLimits(**limits))
+    doc = get_parser_by_version("text-plain-v1").parse(raw, "notes/a.txt", ParseLimits(**limits))
     text = raw.decode("utf-8-sig", errors="replace")
     previous_end = 0
     for block in doc.blocks:
@@ -62,10 +61,10 @@ def test_crlf_lone_cr_and_bom_keep_exact_offsets() -> None:
 
 def test_document_fields() -> None:
     raw = b"Hello.\n"
-    doc = PlainTextParser().parse(raw, "notes/a.txt")
+    doc = get_parser_by_version("text-plain-v1").parse(raw, "notes/a.txt")
     assert doc.title is None
     assert doc.media_type == "text/plain"
-    assert doc.parser_version == "text-plain-v1" == PlainTextParser.version
+    assert doc.parser_version == "text-plain-v1"
     assert doc.doc_id == doc_id("notes/a.txt")
     assert doc.content_hash == content_hash(raw)
     assert doc.metadata == {} and doc.warnings == ()
