@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,6 +14,9 @@ from kebab_chunk.model.blocks import ParagraphBlock
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import get_parser_by_version, parse_document
+from tests.golden import assert_golden
+
+NOTES = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "notes"
 
 
 def parse(source: str | bytes, **limits: int) -> CanonicalDocument:
@@ -94,6 +99,14 @@ def test_max_blocks() -> None:
     assert len(parse("a\n\nb", max_blocks=2).blocks) == 2
     with pytest.raises(LimitExceededError, match="max_blocks"):
         parse("a\n\nb\n\nc", max_blocks=2)
+
+
+@pytest.mark.parametrize("name", ["release-notes-2.4.txt", "legacy-latin1.txt", "empty.txt"])
+def test_golden_snapshot(name: str) -> None:
+    """The corpus's text notes, pinned like every parser version's output (a UTF-8 note, a
+    Latin-1 one whose bad bytes become U+FFFD with a warning, an empty file)."""
+    doc = get_parser_by_version("text-plain-v1").parse((NOTES / name).read_bytes(), f"notes/{name}")
+    assert_golden("text-plain-v1", name, doc.model_dump(mode="json"))
 
 
 def test_registry_routes_text_here() -> None:
