@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.timing import median_seconds
 from kebab_chunk.chunkers import Chunker, get_chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 
 PDF_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "pdf"
 FIXTURES = (
@@ -39,7 +39,7 @@ def _generator() -> ModuleType:
 
 
 def _parse_all(inputs: list[tuple[str, bytes]]) -> list[CanonicalDocument]:
-    parser = PdfParser()
+    parser = get_parser_by_version("pdf-text-v1")
     return [parser.parse(raw, name) for name, raw in inputs]
 
 

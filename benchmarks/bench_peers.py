@@ -37,25 +37,23 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
-import inspect
 import json
 import logging
 import os
-import pkgutil
 import statistics
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import kebab_chunk.parsers
 from benchmarks import corpora, report
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
 from kebab_chunk.parsers.base import Parser
-from kebab_chunk.parsers.registry import get_parser
+from kebab_chunk.parsers.registry import get_parser, get_parser_by_version, parser_versions
 
 CHARS = 1024
 TOKENS = 256
@@ -108,33 +106,25 @@ def _default_parser() -> Parser:
 
 
 def other_markdown_parsers() -> dict[str, ParserFactory]:
-    """Markdown parser versions besides the registry's default, found in ``kebab_chunk.parsers``.
+    """Markdown parser versions besides the registry's default, from the registry's table.
 
-    Any class there with ``"text/markdown"`` in ``media_types`` and a ``version`` other than
-    the default's gets its own rows (parse only, parse + md-heading-v1), so a second parser
-    version (e.g. one on a compiled CommonMark parser) is raced without editing this file.
-    A module that fails to import is skipped.
+    Every registered version that reads ``"text/markdown"``, other than the default, gets its
+    own rows (parse only, parse + md-heading-v1), so a second parser version (e.g. one on a
+    compiled CommonMark parser) is raced without editing this file. A version whose parser
+    fails to build (a missing optional dependency) is skipped.
     """
     default = _default_parser().version
     found: dict[str, ParserFactory] = {}
-    for info in pkgutil.iter_modules(kebab_chunk.parsers.__path__):
-        if info.name.startswith("_"):
+    for version, media_types in parser_versions().items():
+        if "text/markdown" not in media_types or version == default:
             continue
+        factory = partial(get_parser_by_version, version, "text/markdown")
         try:
-            module = importlib.import_module(f"kebab_chunk.parsers.{info.name}")
+            factory()
         except Exception:
             continue
-        for value in vars(module).values():
-            version = getattr(value, "version", None)
-            if (
-                inspect.isclass(value)
-                and value.__module__ == module.__name__
-                and "text/markdown" in getattr(value, "media_types", ())
-                and isinstance(version, str)
-                and version != default
-            ):
-                found[version] = cast(ParserFactory, value)
-    return dict(sorted(found.items()))
+        found[version] = factory
+    return found
 
 
 def _ours(
@@ -379,10 +369,8 @@ def _fence_body(text: str) -> str:
 
 def docling_inputs(corpus: corpora.Corpus) -> tuple[list[Any], list[CanonicalDocument]]:
     """The same documents for both sides: DoclingDocuments, and them read by docling-json-v1."""
-    from kebab_chunk.parsers.docling_json import DoclingJsonParser
-
     parser = get_parser("text/markdown")
-    reader = DoclingJsonParser()
+    reader = get_parser_by_version("docling-json-v1")
     docling_docs, ours = [], []
     for doc in corpus.documents:
         dl = to_docling(parser.parse(doc.raw, doc.name))

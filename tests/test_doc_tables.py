@@ -1,10 +1,11 @@
-"""The tables of labels and parsers in docs/guide/labels.md are the registries, rendered.
+"""The tables of labels and parser versions in docs/guide/labels.md are the registries.
 
 Each table sits between ``<!-- generated:NAME -->`` and ``<!-- end:NAME -->`` and is made
-here from the registry rows (:data:`kebab_chunk.chunkers.registry.LABELS` and the parser
-registry), so a doc that disagrees with the registry fails. After changing a row, rewrite
-the tables with ``KEBAB_UPDATE_DOCS=1 .venv/bin/python -m pytest tests/test_doc_tables.py``
-and review the diff.
+here from the registry rows (:data:`kebab_chunk.chunkers.registry.LABELS` and
+:data:`kebab_chunk.parsers.registry.PARSER_VERSIONS`), so a doc that disagrees with the
+registry fails. After changing a row, rewrite the tables with
+``KEBAB_UPDATE_DOCS=1 .venv/bin/python -m pytest tests/test_doc_tables.py`` and review the
+diff.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, LABELS
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, PARSER_VERSIONS
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "labels.md"
 UPDATE = os.environ.get("KEBAB_UPDATE_DOCS") == "1"
@@ -38,7 +40,8 @@ def _listed(names: list[str]) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    """``text`` safe in a table cell: pipes escaped, an HTML tag name shown as code."""
+    return re.sub(r"<(/?\w+)>", r"`<\1>`", text.replace("|", "\\|"))
 
 
 def labels_table() -> str:
@@ -61,7 +64,22 @@ def labels_table() -> str:
     return "\n".join(rows)
 
 
-TABLES: dict[str, Callable[[], str]] = {"labels": labels_table}
+def parsers_table() -> str:
+    """The table of every registered parser version, in registry order, defaults marked."""
+    rows = ["| parser version | reads | what its documents are |", "|---|---|---|"]
+    for row in PARSER_VERSIONS:
+        reads = _listed([FORMAT_NAMES.get(media, media) for media in row.media_types])
+        formats = [
+            name
+            for media, name in FORMAT_NAMES.items()
+            if DEFAULT_PARSER_VERSIONS.get(media) == row.name
+        ]
+        mark = f"**default for {_listed(formats)}.** " if formats else ""
+        rows.append(f"| `{row.name}` | {reads} | {mark}{_cell(row.summary)} |")
+    return "\n".join(rows)
+
+
+TABLES: dict[str, Callable[[], str]] = {"labels": labels_table, "parsers": parsers_table}
 
 
 def _section(name: str) -> re.Pattern[str]:
@@ -92,3 +110,10 @@ def test_the_labels_table_names_every_label_and_marks_every_default() -> None:
     marked = table.count("**default for ")
     defaults = {label for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values() for label in labels}
     assert marked == len(defaults)
+
+
+def test_the_parsers_table_names_every_version_and_marks_every_default() -> None:
+    table = parsers_table()
+    for row in PARSER_VERSIONS:
+        assert f"| `{row.name}` |" in table
+    assert table.count("**default for ") == len(set(DEFAULT_PARSER_VERSIONS.values()))

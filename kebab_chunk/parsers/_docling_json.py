@@ -1,9 +1,10 @@
 """The engine of the docling JSON parser versions (``docling-json-v1``, ``docling-json-v2``).
 
-Every version it serves is a version module holding one :class:`DoclingRules` row (the
-version and every rule in which it differs from the others) and a parser class built on
-:class:`DoclingJsonEngine`; the rest is this module's, the same for every version. A new
-version is a new row in a new version module, never a copied module or an overridden step.
+Every version it serves is a row of the registry with one
+:class:`~kebab_chunk.parsers.rules.DoclingRules` value (every rule in which it differs from
+the others); the rest is this module's, the same for every version. A new version is a new
+row, never a copied module or an overridden step. What each version changed, and why:
+docs/internals/parser-changes.md.
 
 What every version does: reads a ``DoclingDocument`` that docling exported with
 ``save_as_json`` / ``export_to_dict`` (``*.docling.json``, media type
@@ -44,9 +45,10 @@ from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers._assemble import Assembler, Draft, check_block_count
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, ParserVersion, VersionedParser
+from kebab_chunk.parsers.rules import DoclingRules
 
-__all__ = ["MEDIA_TYPE", "PICTURE_ITEMS_LEFT_OUT", "DoclingJsonEngine", "DoclingRules"]
+__all__ = ["MEDIA_TYPE", "PICTURE_ITEMS_LEFT_OUT", "DoclingJsonEngine"]
 
 MEDIA_TYPE = "application/vnd.docling+json"
 
@@ -137,36 +139,16 @@ Item = _Node | _TextItem | _TableItem | _PictureItem
 # --- the parser ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class DoclingRules:
-    """What distinguishes the versions this engine makes, as data (everything else is
-    shared). Every field is named by every row: a version module spells out its rules whole.
-
-    ``version``: the parser version, stored in every document.
-    ``skip_picture_text``: no child of a picture is walked except its footnotes (texts
-    labelled ``footnote``); the non-empty items left out are counted in one warning,
-    :data:`PICTURE_ITEMS_LEFT_OUT` (docling-json-v2; v1 made each a paragraph).
-    ``captions_in_tables``: a table's captions (whitespace collapsed, joined by a space)
-    are the first line of its block's text, their spans before the table's; a table
-    without cell text has no block and its captions stay paragraphs (docling-json-v2; v1
-    made them paragraphs after the table).
-    """
-
-    version: str
-    skip_picture_text: bool
-    captions_in_tables: bool
-
-
-class DoclingJsonEngine:
-    """A docling JSON parser with one version's ``rules`` (see the module docstring). A
-    version's class passes its :class:`DoclingRules` row; nothing else is meant to be
-    overridden."""
+class DoclingJsonEngine(VersionedParser):
+    """A docling JSON parser built from one version row (its
+    :class:`~kebab_chunk.parsers.rules.DoclingRules`; see the module docstring); nothing
+    else is meant to be overridden."""
 
     media_types = (MEDIA_TYPE,)
 
-    def __init__(self, rules: DoclingRules) -> None:
-        self.rules = rules
-        self.version = rules.version
+    def __init__(self, row: ParserVersion) -> None:
+        super().__init__(row)
+        self.rules = row.rules_as(DoclingRules)
 
     def parse(
         self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
@@ -179,7 +161,7 @@ class DoclingJsonEngine:
         for key in ("mimetype", "filename"):
             if isinstance(origin.get(key), str):
                 metadata[f"origin_{key}"] = origin[key]
-        assembler = Assembler(raw, source_uri, MEDIA_TYPE, self.rules.version, limits)
+        assembler = Assembler(raw, source_uri, MEDIA_TYPE, self.version, limits)
         for draft in walker.drafts:
             if draft.kind != "list" or draft.items:  # a list group without items: no block
                 assembler.add_draft(draft, draft.text, tuple(draft.spans))

@@ -1,9 +1,10 @@
 """The engine of the HTML parser versions (``html-v1``, ``html-v2``).
 
-Every version it serves is a version module holding one :class:`HtmlRules` row (the version
-and every rule in which it differs from the others) and a parser class built on
-:class:`HtmlEngine`; the rest is this module's, the same for every version. A new version is
-a new row in a new version module, never a copied module or an overridden step.
+Every version it serves is a row of the registry with one
+:class:`~kebab_chunk.parsers.rules.HtmlRules` value (every rule in which it differs from the
+others); the rest is this module's, the same for every version. A new version is a new row,
+never a copied module or an overridden step. What each version changed, and why:
+docs/internals/parser-changes.md.
 
 Exact-slice rule for HTML: a block's ``LineSpan`` covers the element's *source markup*
 (from the ``<`` of its start tag to the ``>`` of its end tag, or to the end of its last
@@ -48,8 +49,6 @@ drafts into the document (:mod:`._assemble`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.spans import LineSpan
@@ -58,43 +57,25 @@ from kebab_chunk.parsers._html_build import HtmlBuilder
 from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers._html_nav import NavBuilder
 from kebab_chunk.parsers._source import LineCounter, newline_view
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, ParserVersion, VersionedParser
 from kebab_chunk.parsers.html_tokenizer import HtmlTokenizer, MarkupError
+from kebab_chunk.parsers.rules import HtmlRules
 
-__all__ = ["MEDIA_TYPE", "HtmlEngine", "HtmlRules", "assemble"]
+__all__ = ["MEDIA_TYPE", "HtmlEngine", "assemble"]
 
 MEDIA_TYPE = "text/html"
 
 
-@dataclass(frozen=True, slots=True)
-class HtmlRules:
-    """What distinguishes the versions this engine makes, as data (everything else is
-    shared). Every field is named by every row: a version module spells out its rules whole.
-
-    ``version``: the parser version, stored in every document.
-    ``drop_navigation``: navigation markup, link-only blocks and permalink marks are left
-    out, counted in one warning and in ``metadata`` (:class:`._html_nav.NavBuilder`,
-    html-v2).
-    ``refusal_names_assertion_error``: the refusal of a malformed ``<![`` section names
-    ``AssertionError``, the exception the standard library's ``html.parser`` raised for it
-    when html-v1 was built on that tokenizer (html-v1's refusal stays that sentence); off,
-    it gives the tokenizer's message alone (html-v2).
-    """
-
-    version: str
-    drop_navigation: bool
-    refusal_names_assertion_error: bool
-
-
-class HtmlEngine:
-    """An HTML parser with one version's ``rules`` (see the module docstring). A version's
-    class passes its :class:`HtmlRules` row; nothing else is meant to be overridden."""
+class HtmlEngine(VersionedParser):
+    """An HTML parser built from one version row (its
+    :class:`~kebab_chunk.parsers.rules.HtmlRules`; see the module docstring); nothing else
+    is meant to be overridden."""
 
     media_types = (MEDIA_TYPE,)
 
-    def __init__(self, rules: HtmlRules) -> None:
-        self.rules = rules
-        self.version = rules.version
+    def __init__(self, row: ParserVersion) -> None:
+        super().__init__(row)
+        self.rules = row.rules_as(HtmlRules)
 
     def parse(
         self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS

@@ -1,4 +1,5 @@
-"""html-v2's block builder: html-v1's builder plus the navigation rules of :mod:`.html_v2`.
+"""html-v2's block builder: html-v1's builder plus html-v2's navigation rules
+(``HtmlRules.drop_navigation``; what they leave out, and why: docs/internals/parser-changes.md).
 
 :class:`NavBuilder` extends :class:`~._html_build.HtmlBuilder` without changing it (html-v1
 keeps its output): it drops more elements at their start tag (navigation classes, DocBook

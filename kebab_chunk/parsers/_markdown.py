@@ -22,7 +22,7 @@ from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers._assemble import Assembler
 from kebab_chunk.parsers._front_matter import read_front_matter
 from kebab_chunk.parsers._source import newline_view
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, VersionedParser
 from kebab_chunk.parsers.decode import decode_text
 
 __all__ = ["MEDIA_TYPE", "MarkdownParserBase", "MarkdownSource", "media_ref"]
@@ -50,15 +50,14 @@ class MarkdownSource:
     warnings: list[str]
 
 
-class MarkdownParserBase:
+class MarkdownParserBase(VersionedParser):
     """A Markdown parser version: decode, read the front matter, let the version add the
-    blocks (:meth:`add_blocks`), title the document.
+    blocks (:meth:`add_blocks`), title the document. Built from its version row.
 
     The time budget runs from the start of :meth:`parse` and is checked once more after
     the blocks are added.
     """
 
-    version: str
     media_types = (MEDIA_TYPE,)
 
     def parse(

@@ -1,10 +1,10 @@
 """The engine of the PDF parser versions (``pdf-text-v1``, ``pdf-text-v2``): pypdf text, one
 page at a time, every span a ``PageSpan`` into that page's text.
 
-Every version it serves is a version module holding one :class:`PdfRules` row (the version
-and every rule in which it differs from the others) and a parser class built on
-:class:`PdfTextParser`; the rest is this module's, the same for every version. A new version
-is a new row in a new version module, never a copied module or an overridden step.
+Every version it serves is a row of the registry with one
+:class:`~kebab_chunk.parsers.rules.PdfRules` value (every rule in which it differs from the
+others); the rest is this module's, the same for every version. A new version is a new row,
+never a copied module or an overridden step.
 
 What every version does:
 
@@ -20,7 +20,7 @@ What every version does:
   pipeline's own timeout covers a single pathological page). pypdf's logged warnings about
   repaired structure are collected into the document's warnings instead of being printed.
 
-What the rules change (the details: the version modules' docstrings):
+What the rules change (the details, and why: docs/internals/parser-changes.md):
 
 * ``whole_pages``: each page is one paragraph block of its whole text (blank pages too, so
   block *i* is page *i*); off, whitespace at the two ends of a page's kept text belongs to
@@ -57,9 +57,10 @@ from kebab_chunk.errors import (
 )
 from kebab_chunk.model import CanonicalDocument, PageSpan, ParagraphBlock
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, ParserVersion, VersionedParser
+from kebab_chunk.parsers.rules import PdfRules
 
-__all__ = ["PdfRules", "PdfTextParser"]
+__all__ = ["PdfTextParser"]
 
 #: At most this many distinct pypdf log messages are kept per document.
 MAX_LIBRARY_WARNINGS = 20
@@ -177,41 +178,19 @@ class _Line:
     raw: str
 
 
-@dataclass(frozen=True, slots=True)
-class PdfRules:
-    """What distinguishes the versions this engine makes, as data (everything else is
-    shared). Every field is named by every row: a version module spells out its rules whole.
-
-    ``version``: the parser version, stored in every document.
-    ``whole_pages``: every page is one paragraph block citing the page's whole text, blank
-    pages and whitespace at the page's ends included (pdf-text-v1); off, a page's kept text
-    is trimmed, a blank page gives no block, and headings cut a page into blocks whose
-    spans touch (pdf-text-v2).
-    ``outline_headings``: outline entries become headings (:func:`_outline`), the first
-    outline title is the fallback title, and ``metadata`` counts the outline headings and
-    those cited (pdf-text-v2).
-    ``drop_running_lines``: running headers and footers are left out of the text
-    (:func:`_running`) and ``metadata["running_lines_dropped"]`` counts them (pdf-text-v2).
-    """
-
-    version: str
-    whole_pages: bool
-    outline_headings: bool
-    drop_running_lines: bool
-
-
-class PdfTextParser:
-    """A PDF parser with one version's ``rules`` (see the module docstring). A version's
-    class passes its :class:`PdfRules` row; nothing else is meant to be overridden.
+class PdfTextParser(VersionedParser):
+    """A PDF parser built from one version row (its
+    :class:`~kebab_chunk.parsers.rules.PdfRules`; see the module docstring); nothing else is
+    meant to be overridden.
 
     ``clock`` exists so tests can drive the time budget without depending on real speed.
     """
 
     media_types = (_MEDIA_TYPE,)
 
-    def __init__(self, rules: PdfRules, clock: Callable[[], float] = time.monotonic) -> None:
-        self.rules = rules
-        self.version = rules.version
+    def __init__(self, row: ParserVersion, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(row)
+        self.rules = row.rules_as(PdfRules)
         self._clock = clock
 
     def parse(
@@ -289,7 +268,7 @@ class PdfTextParser:
             texts.append(text)
         if page_count == 0:
             warnings.append("the PDF has no pages")
-        doc = _Build(self.rules, raw, source_uri, texts, entries, limits)
+        doc = _Build(self.rules, self.version, raw, source_uri, texts, entries, limits)
         return doc.finish(title, warnings, _library_warnings(logged))
 
 
@@ -519,6 +498,7 @@ class _Build:
     def __init__(
         self,
         rules: PdfRules,
+        version: str,
         raw: bytes,
         source_uri: str,
         texts: list[str],
@@ -528,7 +508,7 @@ class _Build:
         self.rules = rules
         self.texts = texts
         self.entries = entries
-        self.assembler = Assembler(raw, source_uri, _MEDIA_TYPE, rules.version, limits)
+        self.assembler = Assembler(raw, source_uri, _MEDIA_TYPE, version, limits)
         self.dropped = 0
         self.examples: list[str] = []
         self.cited = 0

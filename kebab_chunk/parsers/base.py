@@ -1,20 +1,32 @@
-"""The parser protocol, parse limits, and helpers every parser shares.
+"""The parser protocol, the version row every parser is built from, parse limits, and
+helpers every parser shares.
 
 A parser turns one document's raw bytes into a :class:`CanonicalDocument`. It is side-effect
 free (no files, no network, no global state), so the pipeline can run it under a time
-budget or in a subprocess and simply discard it on timeout.
+budget or in a subprocess and simply discard it on timeout. An engine is built from one
+:class:`ParserVersion` row of the registry and reads everything that tells its versions
+apart from that row.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from kebab_chunk.errors import LimitsError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.ids import block_id
 
-__all__ = ["DEFAULT_LIMITS", "BlockIds", "ParseLimits", "Parser"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "BlockIds",
+    "ParseLimits",
+    "Parser",
+    "ParserVersion",
+    "VersionedParser",
+]
+
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,51 @@ class Parser(Protocol):
     def parse(
         self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument: ...
+
+
+@dataclass(frozen=True)
+class ParserVersion:
+    """One row of the parser registry: a parser version and everything that makes its
+    documents.
+
+    ``name``: the version, stored in every document (``parser_version``). ``engines``: the
+    parser class that reads each media type, as ``(media type, "module:Class")`` pairs
+    (imported only when the version is used; ``csv-v1`` reads CSV and TSV with two
+    classes), the first pair being what the version reads when no media type is named.
+    ``rules``: the engine's frozen rules value (:mod:`kebab_chunk.parsers.rules`), ``None``
+    for an engine with one version. ``summary``: what its documents are, one line.
+    """
+
+    name: str
+    engines: tuple[tuple[str, str], ...]
+    rules: object | None
+    summary: str
+
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """The media types this version reads, in the row's order."""
+        return tuple(media_type for media_type, _ in self.engines)
+
+    def engine(self, media_type: str) -> str | None:
+        """The ``"module:Class"`` that reads ``media_type``; None when this version does not."""
+        return dict(self.engines).get(media_type)
+
+    def rules_as(self, kind: type[_R]) -> _R:
+        """This row's rules, checked to be the ``kind`` an engine reads."""
+        if not isinstance(self.rules, kind):
+            raise TypeError(
+                f"parser version {self.name} has rules {self.rules!r}, not {kind.__name__}"
+            )
+        return self.rules
+
+
+class VersionedParser:
+    """What every engine takes from its version row: the row, and the version stored in
+    every document it makes."""
+
+    def __init__(self, row: ParserVersion) -> None:
+        self.row = row
+        self.version = row.name
 
 
 class BlockIds:

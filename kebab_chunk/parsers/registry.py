@@ -1,6 +1,13 @@
-"""Parsers keyed by media type, and media-type detection by extension and content.
+"""The parser versions: one table, one row per immutable parser version; media-type
+detection by extension and content.
 
-Entries are import paths so the registry imports nothing heavy until a parser is used.
+A row (:class:`~kebab_chunk.parsers.base.ParserVersion`) names the version, the engine that
+reads each of its media types, the engine's frozen rules for it
+(:mod:`kebab_chunk.parsers.rules`) and a one-line summary. A new version is a new row,
+usually ``replace(older.rules, field=...)``; a version, once registered, is never removed or
+repointed at code with different output (docs/internals/versioning.md). Engines are import paths, so
+listing versions imports no engine (nothing heavy until a parser is used). What each
+version changed against the one before it, and why, is in docs/internals/parser-changes.md.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ from kebab_chunk.errors import (
     UsageError,
 )
 from kebab_chunk.model import CanonicalDocument
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, Parser
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, Parser, ParserVersion
+from kebab_chunk.parsers.rules import DoclingRules, HtmlRules, PdfRules
 
 __all__ = [
     "DEFAULT_PARSER_VERSIONS",
+    "PARSER_VERSIONS",
     "MediaTypeMap",
     "ParserChoice",
     "UnknownParserVersionError",
@@ -32,37 +41,99 @@ __all__ = [
     "parser_versions",
     "parser_versions_for",
     "supported_media_types",
+    "version_row",
 ]
 
-#: Every registered parser version -> media type -> "module:Class" (``csv-v1`` reads two
-#: media types). A version stays registered, and reproducible, after it stops being a
-#: default: ``md-mistune-v1`` is still chosen with ``parser_version=`` or ``--parsers``.
-_VERSIONS: dict[str, dict[str, str]] = {
-    "md-mistune-v1": {"text/markdown": "kebab_chunk.parsers.markdown:MarkdownParser"},
-    "md-pyromark-v1": {
-        "text/markdown": "kebab_chunk.parsers.markdown_pyromark:PyromarkMarkdownParser"
-    },
-    "text-plain-v1": {"text/plain": "kebab_chunk.parsers.text:PlainTextParser"},
-    "pdf-text-v1": {"application/pdf": "kebab_chunk.parsers.pdf:PdfParser"},
-    "pdf-text-v2": {"application/pdf": "kebab_chunk.parsers.pdf_v2:PdfV2Parser"},
-    "html-v1": {"text/html": "kebab_chunk.parsers.html:HtmlParser"},
-    "html-v2": {"text/html": "kebab_chunk.parsers.html_v2:HtmlV2Parser"},
-    "csv-v1": {
-        "text/csv": "kebab_chunk.parsers.csv_:CsvParser",
-        "text/tab-separated-values": "kebab_chunk.parsers.csv_:TsvParser",
-    },
-    "docx-v1": {
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document": (
-            "kebab_chunk.parsers.docx:DocxParser"
-        )
-    },
-    "docling-json-v1": {
-        "application/vnd.docling+json": "kebab_chunk.parsers.docling_json:DoclingJsonParser"
-    },
-    "docling-json-v2": {
-        "application/vnd.docling+json": "kebab_chunk.parsers.docling_json_v2:DoclingJsonV2Parser"
-    },
-}
+_MARKDOWN = "text/markdown"
+_PDF = "application/pdf"
+_HTML = "text/html"
+_DOCLING = "application/vnd.docling+json"
+_DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+_PDF_TEXT_V1 = PdfRules(whole_pages=True, outline_headings=False, drop_running_lines=False)
+_DOCLING_JSON_V1 = DoclingRules(skip_picture_text=False, captions_in_tables=False)
+_HTML_V1 = HtmlRules(drop_navigation=False, refusal_names_assertion_error=True)
+
+#: Every registered parser version. A version stays registered, and reproducible, after it
+#: stops being a default: ``md-mistune-v1`` is still chosen with ``parser_version=`` or
+#: ``--parsers``.
+PARSER_VERSIONS: tuple[ParserVersion, ...] = (
+    ParserVersion(
+        "md-mistune-v1",
+        ((_MARKDOWN, "kebab_chunk.parsers.md_mistune_v1:MarkdownParser"),),
+        None,
+        "Markdown top-level blocks found by mistune 3's block parser, exact line spans",
+    ),
+    ParserVersion(
+        "md-pyromark-v1",
+        ((_MARKDOWN, "kebab_chunk.parsers.md_pyromark_v1:PyromarkMarkdownParser"),),
+        None,
+        "Markdown top-level blocks from pulldown-cmark's source ranges (pyromark), exact "
+        "line spans, md-mistune-v1's blocks at 2.4x the speed",
+    ),
+    ParserVersion(
+        "text-plain-v1",
+        (("text/plain", "kebab_chunk.parsers.text_plain_v1:PlainTextParser"),),
+        None,
+        "blank-line separated paragraphs, exact line spans",
+    ),
+    ParserVersion(
+        "pdf-text-v1",
+        ((_PDF, "kebab_chunk.parsers._pdf:PdfTextParser"),),
+        _PDF_TEXT_V1,
+        "one paragraph per page of pypdf's text, each citing its whole page",
+    ),
+    ParserVersion(
+        "pdf-text-v2",
+        ((_PDF, "kebab_chunk.parsers._pdf:PdfTextParser"),),
+        PdfRules(whole_pages=False, outline_headings=True, drop_running_lines=True),
+        "pdf-text-v1's page text cut into headings from the outline and paragraphs, running "
+        "headers and footers left out",
+    ),
+    ParserVersion(
+        "html-v1",
+        ((_HTML, "kebab_chunk.parsers._html:HtmlEngine"),),
+        _HTML_V1,
+        "rendered text with exact markup spans, scripts, styles, <nav> and page-level "
+        "header and footer dropped",
+    ),
+    ParserVersion(
+        "html-v2",
+        ((_HTML, "kebab_chunk.parsers._html:HtmlEngine"),),
+        HtmlRules(drop_navigation=True, refusal_names_assertion_error=False),
+        "html-v1's blocks and spans, navigation bars, link-only blocks and permalink marks "
+        "left out",
+    ),
+    ParserVersion(
+        "csv-v1",
+        (
+            ("text/csv", "kebab_chunk.parsers.csv_v1:CsvParser"),
+            ("text/tab-separated-values", "kebab_chunk.parsers.csv_v1:TsvParser"),
+        ),
+        None,
+        "the whole file as one table block, header the first row, one exact span per row",
+    ),
+    ParserVersion(
+        "docx-v1",
+        ((_DOCX, "kebab_chunk.parsers.docx_v1:DocxParser"),),
+        None,
+        "python-docx body in document order, element spans, zip-bomb guard",
+    ),
+    ParserVersion(
+        "docling-json-v1",
+        ((_DOCLING, "kebab_chunk.parsers._docling_json:DoclingJsonEngine"),),
+        _DOCLING_JSON_V1,
+        "docling's body tree as blocks with element spans, text inside pictures included",
+    ),
+    ParserVersion(
+        "docling-json-v2",
+        ((_DOCLING, "kebab_chunk.parsers._docling_json:DoclingJsonEngine"),),
+        DoclingRules(skip_picture_text=True, captions_in_tables=True),
+        "docling-json-v1's blocks without the text inside pictures, a table's captions in "
+        "its block",
+    ),
+)
+_BY_NAME: dict[str, ParserVersion] = {row.name: row for row in PARSER_VERSIONS}
 
 #: The parser version used for each media type unless a run names another one.
 #: ``md-pyromark-v1`` replaced ``md-mistune-v1`` for Markdown (docs/internals/decisions.md):
@@ -79,9 +150,8 @@ DEFAULT_PARSER_VERSIONS: dict[str, str] = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx-v1",
     "application/vnd.docling+json": "docling-json-v2",
 }
-_REGISTRY: dict[str, str] = {
-    media_type: _VERSIONS[version][media_type]
-    for media_type, version in DEFAULT_PARSER_VERSIONS.items()
+_REGISTRY: dict[str, ParserVersion] = {
+    media_type: _BY_NAME[version] for media_type, version in DEFAULT_PARSER_VERSIONS.items()
 }
 
 _EXTENSIONS: dict[str, str] = {
@@ -136,24 +206,42 @@ def detect_media_type(
 
 def parser_versions() -> dict[str, tuple[str, ...]]:
     """Registered parser versions -> the media types each reads, sorted by version."""
-    return {version: tuple(by_type) for version, by_type in sorted(_VERSIONS.items())}
+    return {name: _BY_NAME[name].media_types for name in sorted(_BY_NAME)}
 
 
-def _load(target: str) -> Parser:
+def version_row(version: str) -> ParserVersion:
+    """The registry row of ``version``; an unknown version gets a one-sentence error."""
+    row = _BY_NAME.get(version)
+    if row is None:
+        raise UnknownParserVersionError(
+            f"no parser is registered as {version!r}; "
+            f"registered parser versions are: {', '.join(parser_versions())}."
+        )
+    return row
+
+
+def _build(row: ParserVersion, media_type: str) -> Parser:
+    """A fresh parser of version ``row`` for ``media_type``: its engine built from the row."""
+    target = row.engine(media_type)
+    if target is None:
+        raise UnsupportedMediaTypeError(
+            f"parser {row.name} reads {', '.join(row.media_types)}, not {media_type}; choose "
+            f"a parser version for {media_type} or leave the parser version unset."
+        )
     module_name, _, attr = target.partition(":")
-    parser: Parser = getattr(importlib.import_module(module_name), attr)()
+    parser: Parser = getattr(importlib.import_module(module_name), attr)(row)
     return parser
 
 
 def get_parser(media_type: str) -> Parser:
     """The default parser for ``media_type``."""
-    target = _REGISTRY.get(media_type)
-    if target is None:
+    row = _REGISTRY.get(media_type)
+    if row is None:
         raise UnsupportedMediaTypeError(
             f"no parser is registered for media type {media_type!r}; "
             f"supported media types are: {', '.join(supported_media_types())}."
         )
-    return _load(target)
+    return _build(row, media_type)
 
 
 def get_parser_by_version(version: str, media_type: str | None = None) -> Parser:
@@ -162,17 +250,8 @@ def get_parser_by_version(version: str, media_type: str | None = None) -> Parser
     ``media_type`` picks among the media types one version reads (``csv-v1``: CSV or
     TSV); without it the version's first media type is used.
     """
-    parser_versions_for(version)  # UnknownParserVersionError: one sentence
-    by_type = _VERSIONS[version]
-    if media_type is None:
-        return _load(next(iter(by_type.values())))
-    target = by_type.get(media_type)
-    if target is None:
-        raise UnsupportedMediaTypeError(
-            f"parser {version} reads {', '.join(by_type)}, not {media_type}; choose a "
-            f"parser version for {media_type} or leave the parser version unset."
-        )
-    return _load(target)
+    row = version_row(version)  # UnknownParserVersionError: one sentence
+    return _build(row, row.media_types[0] if media_type is None else media_type)
 
 
 def parse_document(
@@ -262,13 +341,7 @@ class ParserChoice:
 
 def parser_versions_for(version: str) -> tuple[str, ...]:
     """The media types ``version`` reads (UnknownParserVersionError: one sentence)."""
-    by_type = _VERSIONS.get(version)
-    if by_type is None:
-        raise UnknownParserVersionError(
-            f"no parser is registered as {version!r}; "
-            f"registered parser versions are: {', '.join(parser_versions())}."
-        )
-    return tuple(by_type)
+    return version_row(version).media_types
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,11 @@ class ViewResult:
 def source_text(raw: bytes, media_type: str, source_uri: str) -> str:
     """The decoded text ``lines`` spans index, decoded the way that media type's parser does."""
     if media_type == "text/html":
-        from kebab_chunk.parsers.html import _decode as decode_html
+        from kebab_chunk.parsers._html_charset import decode_html
 
         return decode_html(raw, source_uri)[0]
     if media_type in ("text/csv", "text/tab-separated-values"):
-        from kebab_chunk.parsers.csv_ import decode_csv
+        from kebab_chunk.parsers.csv_v1 import decode_csv
 
         return decode_csv(raw, source_uri)[0]
     return decode_text(raw, source_uri)[0]

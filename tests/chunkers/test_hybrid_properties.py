@@ -17,7 +17,7 @@ from kebab_chunk.chunkers._hybrid import HybridChunker
 from kebab_chunk.chunkers.hierarchical_v1 import HierarchicalV1Chunker
 from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import CanonicalDocument, Chunk, HeadingBlock, TableBlock, make_policy
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.chunkers.helpers import FIXED_WORDS, sentences, words
 from tests.chunkers.token_docs import (
     P,
@@ -69,7 +69,7 @@ def markdown(draw: st.DrawFn, *, table_only_words: bool = False) -> str:
 
 def parse(source: str, nl: str) -> tuple[str, CanonicalDocument]:
     text = source.replace("\n", nl)
-    return text, MarkdownParser().parse(text.encode("utf-8"), "gen.md")
+    return text, get_parser_by_version("md-mistune-v1").parse(text.encode("utf-8"), "gen.md")
 
 
 def assert_covers_content(doc: CanonicalDocument, chunks: list[Chunk]) -> None:

@@ -17,7 +17,7 @@ from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
 from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.chunkers.test_md_heading_v1 import check_invariants
 from tests.golden import assert_golden
 
@@ -45,7 +45,7 @@ def _golden_name(path: Path, policy_name: str) -> str:
 
 def test_long_section_fixture_exists_and_is_long() -> None:
     raw = (FIXTURES / "markdown" / "long-section.md").read_bytes()
-    doc = MarkdownParser().parse(raw, "markdown/long-section.md")
+    doc = get_parser_by_version("md-mistune-v1").parse(raw, "markdown/long-section.md")
     kinds = {block.kind for block in doc.blocks}
     assert {"heading", "paragraph", "list", "code", "table", "image_ref"} <= kinds
     chunks = MdHeadingV1Chunker(label("md-heading-v1")).chunk(doc, POLICIES["t512-o64"])
@@ -63,7 +63,7 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     raw = path.read_bytes()
     uri = path.relative_to(FIXTURES).as_posix()
     source, _ = decode_text(raw, uri)
-    doc = MarkdownParser().parse(raw, uri)
+    doc = get_parser_by_version("md-mistune-v1").parse(raw, uri)
     chunks = MdHeadingV1Chunker(label("md-heading-v1")).chunk(doc, policy)
     check_invariants(source, doc, chunks, policy)
     assert_golden(

@@ -21,7 +21,7 @@ from kebab_chunk.chunkers.md_heading_v1 import MdHeadingV1Chunker
 from kebab_chunk.chunkers.registry import label
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.chunkers.helpers import sentences, words
 from tests.chunkers.test_md_heading_v1 import (
     Part,
@@ -119,10 +119,10 @@ def test_invariants_on_parsed_markdown(
 ) -> None:
     raw = _markdown(parts, seps).replace("\n", newline).encode("utf-8")
     source, _ = decode_text(raw, "gen.md")
-    doc = MarkdownParser().parse(raw, "gen.md")
+    doc = get_parser_by_version("md-mistune-v1").parse(raw, "gen.md")
     chunks = CHUNKER.chunk(doc, policy)
     check_invariants(source, doc, chunks, policy)
-    again = CHUNKER.chunk(MarkdownParser().parse(raw, "gen.md"), policy)
+    again = CHUNKER.chunk(get_parser_by_version("md-mistune-v1").parse(raw, "gen.md"), policy)
     assert [c.chunk_id for c in again] == [c.chunk_id for c in chunks], "deterministic"
     # the heading structure is respected: a chunk never holds text of two sections
     for chunk in chunks:

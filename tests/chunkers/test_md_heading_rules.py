@@ -29,7 +29,7 @@ from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.chunkers.rules import MdHeadingRules
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
-from kebab_chunk.parsers.markdown import MarkdownParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.chunkers.test_md_heading_v2 import (
     FIXTURES,
     GOLDEN_POLICIES,
@@ -45,7 +45,9 @@ FIELDS = [f.name for f in fields(MdHeadingRules)]
 
 @cache
 def _parsed(path: Path) -> CanonicalDocument:
-    return MarkdownParser().parse(path.read_bytes(), path.relative_to(FIXTURES).as_posix())
+    return get_parser_by_version("md-mistune-v1").parse(
+        path.read_bytes(), path.relative_to(FIXTURES).as_posix()
+    )
 
 
 def _golden_name(path: Path, policy_name: str) -> str:

@@ -35,8 +35,7 @@ from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy, make_policy
 from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.markdown import MarkdownParser
-from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document
 from kebab_chunk.tokenizers import Tokenizer, get_tokenizer
 from tests.golden import assert_golden
 
@@ -62,7 +61,7 @@ class Real:
 
 def _parse(name: str, raw: bytes) -> Real:
     source, _ = decode_text(raw, name)
-    return Real(name, source, MarkdownParser().parse(raw, name))
+    return Real(name, source, get_parser_by_version("md-mistune-v1").parse(raw, name))
 
 
 @cache
@@ -175,7 +174,7 @@ def _with_inserted_paragraph(real: Real) -> CanonicalDocument | None:
     middle = paragraphs[len(paragraphs) // 2]
     end = middle.spans[0].char_end
     edited = real.source[:end] + "\n\n" + INSERTED + real.source[end:]
-    return MarkdownParser().parse(edited.encode("utf-8"), real.name)
+    return get_parser_by_version("md-mistune-v1").parse(edited.encode("utf-8"), real.name)
 
 
 def _sections(doc: CanonicalDocument) -> dict[str, int]:
@@ -248,14 +247,14 @@ def test_no_heading_only_chunks(policy: ChunkPolicy) -> None:
 
 def test_lone_headings_travel_with_the_subsection() -> None:
     text = "# Guide\n\n## Parameters\n\n### size\n\nThe size in bytes.\n\n## Next\n\nMore.\n"
-    doc = MarkdownParser().parse(text.encode(), "guide.md")
+    doc = get_parser_by_version("md-mistune-v1").parse(text.encode(), "guide.md")
     chunks = MdHeadingChunker(label("md-heading-v2")).chunk(doc, ChunkPolicy())
     assert [c.text for c in chunks] == [
         "# Guide\n\n## Parameters\n\n### size\n\nThe size in bytes.",
         "## Next\n\nMore.",
     ]
     assert chunks[0].heading_path == ("Guide", "Parameters", "size")
-    only = MarkdownParser().parse(b"# A\n\n## B\n\n## C\n", "h.md")
+    only = get_parser_by_version("md-mistune-v1").parse(b"# A\n\n## B\n\n## C\n", "h.md")
     chunks = MdHeadingChunker(label("md-heading-v2")).chunk(only, ChunkPolicy())
     assert [c.text for c in chunks] == [
         "# A\n\n## B\n\n## C"
@@ -282,7 +281,9 @@ def test_nothing_over_budget_and_counts_exact(policy: ChunkPolicy) -> None:
 
 def test_overlap_repeats_a_tail_within_budget() -> None:
     paragraph = " ".join(f"Sentence number {n} says something short." for n in range(40))
-    doc = MarkdownParser().parse(f"# Long\n\n{paragraph}\n".encode(), "long.md")
+    doc = get_parser_by_version("md-mistune-v1").parse(
+        f"# Long\n\n{paragraph}\n".encode(), "long.md"
+    )
     policy = make_policy(target_tokens=40, overlap_tokens=10)
     chunks = MdHeadingChunker(label("md-heading-v2")).chunk(doc, policy)
     assert len(chunks) > 3
@@ -322,7 +323,9 @@ def test_ids_do_not_depend_on_document_offsets() -> None:
     ids = []
     for intro in ("Short intro.", "A much longer introduction paragraph than before."):
         text = f"# Intro\n\n{intro}\n\n# Body\n\n{paragraph}\n"
-        chunks = chunker.chunk(MarkdownParser().parse(text.encode(), "d.md"), policy)
+        chunks = chunker.chunk(
+            get_parser_by_version("md-mistune-v1").parse(text.encode(), "d.md"), policy
+        )
         ids.append({c.chunk_id for c in chunks if c.heading_path == ("Body",)})
     assert len(ids[0]) > 3 and ids[0] == ids[1]
 
@@ -351,7 +354,7 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     raw = path.read_bytes()
     uri = path.relative_to(FIXTURES).as_posix()
     source, _ = decode_text(raw, uri)
-    doc = MarkdownParser().parse(raw, uri)
+    doc = get_parser_by_version("md-mistune-v1").parse(raw, uri)
     chunks = MdHeadingChunker(label("md-heading-v2")).chunk(doc, policy)
     blocks = {b.block_id: b for b in doc.blocks}
     for chunk in chunks:
@@ -381,7 +384,7 @@ LONG_HEADING = (
 
 
 def long_heading_doc() -> CanonicalDocument:
-    return MarkdownParser().parse(LONG_HEADING, "long-heading.md")
+    return get_parser_by_version("md-mistune-v1").parse(LONG_HEADING, "long-heading.md")
 
 
 def test_golden_long_heading() -> None:

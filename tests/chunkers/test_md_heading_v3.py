@@ -33,8 +33,7 @@ from kebab_chunk.chunkers.contextualize import contextualize_parts
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.model import Block, CanonicalDocument, Chunk, ChunkPolicy, make_policy
-from kebab_chunk.parsers.markdown import MarkdownParser
-from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document
 from kebab_chunk.tokenizers import get_tokenizer
 from tests.chunkers.test_md_heading_v2 import long_heading_doc
 from tests.golden import assert_golden
@@ -308,7 +307,7 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     """The records with ``embed_text`` and ``embed_tokens`` (what this label changes)."""
     policy = GOLDEN_POLICIES[policy_name]
     uri = path.relative_to(FIXTURES).as_posix()
-    doc = MarkdownParser().parse(path.read_bytes(), uri)
+    doc = get_parser_by_version("md-mistune-v1").parse(path.read_bytes(), uri)
     records = _records(V3, doc, policy)
     relative = path.relative_to(FIXTURES).with_suffix("").as_posix()
     assert_golden(

@@ -21,7 +21,7 @@ from kebab_chunk.chunkers._pages import PageChunker
 from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.chunkers.rules import PageRules
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.chunkers.test_pdf_page_v2 import (
     FIXTURES,
     GOLDEN_FIXTURES,
@@ -38,7 +38,9 @@ FAMILY = "pdf-page-"
 
 @cache
 def _pdf(name: str) -> CanonicalDocument:
-    return PdfParser().parse((FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf")
+    return get_parser_by_version("pdf-text-v1").parse(
+        (FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf"
+    )
 
 
 def _inputs() -> dict[str, tuple[Callable[[], CanonicalDocument], ChunkPolicy]]:

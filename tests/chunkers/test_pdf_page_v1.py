@@ -24,8 +24,7 @@ from kebab_chunk.model import (
     ParagraphBlock,
 )
 from kebab_chunk.model.ids import chunk_id, content_hash, doc_id, policy_hash_of, slice_id_policy
-from kebab_chunk.parsers.pdf import PdfParser
-from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document
 from kebab_chunk.tokenizers import BYTES_PER_TOKEN
 from tests.chunkers import token_docs
 from tests.chunkers.helpers import outputs_under_hash_seeds
@@ -72,7 +71,7 @@ def assert_exact_slices(doc: CanonicalDocument, chunks: list[Chunk]) -> None:
 
 
 def parse_fixture(name: str) -> CanonicalDocument:
-    return PdfParser().parse((PDF_DIR / name).read_bytes(), f"pdf/{name}")
+    return get_parser_by_version("pdf-text-v1").parse((PDF_DIR / name).read_bytes(), f"pdf/{name}")
 
 
 SENTENCE = "abcdefgh. "  # 10 bytes: one segment

@@ -47,7 +47,7 @@ from kebab_chunk.model import (
     make_policy,
 )
 from kebab_chunk.model.ids import chunk_id
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from kebab_chunk.tokenizers import get_tokenizer
 from tests.chunkers import token_docs
 from tests.chunkers.helpers import outputs_under_hash_seeds
@@ -127,6 +127,7 @@ def real_documents() -> tuple[CanonicalDocument, ...]:
     """Every parseable PDF fixture (each distinct file once) and three generated ones."""
     docs = []
     seen: set[str] = set()
+    parser = get_parser_by_version("pdf-text-v1")
     for path in sorted([*FIXTURES.glob("pdf/*.pdf"), *FIXTURES.glob("corpus/pdf/*.pdf")]):
         raw = path.read_bytes()
         digest = hashlib.sha256(raw).hexdigest()
@@ -134,11 +135,11 @@ def real_documents() -> tuple[CanonicalDocument, ...]:
             continue
         seen.add(digest)
         try:
-            docs.append(PdfParser().parse(raw, path.relative_to(FIXTURES).as_posix()))
+            docs.append(parser.parse(raw, path.relative_to(FIXTURES).as_posix()))
         except (EncryptedDocumentError, ParseError):
             continue  # a password-protected or truncated fixture: nothing to chunk
     for seed in range(3):
-        docs.append(PdfParser().parse(prose_pdf(seed), f"generated/prose-{seed}.pdf"))
+        docs.append(parser.parse(prose_pdf(seed), f"generated/prose-{seed}.pdf"))
     return tuple(docs)
 
 
@@ -437,7 +438,9 @@ GOLDEN_POLICIES = ("default", "t128-o16", "t96-o24-minilm")
 @pytest.mark.parametrize("policy_name", GOLDEN_POLICIES)
 @pytest.mark.parametrize("name", GOLDEN_FIXTURES)
 def test_golden_fixture(name: str, policy_name: str) -> None:
-    doc = PdfParser().parse((FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(
+        (FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf"
+    )
     chunks = CHUNKER.chunk(doc, POLICIES[policy_name])
     assert chunks
     assert_golden(V2, f"{name}.{policy_name}", [c.model_dump(mode="json") for c in chunks])

@@ -19,7 +19,7 @@ import pytest
 from kebab_chunk.chunkers._pages import PageChunker
 from kebab_chunk.chunkers.registry import get_chunker, label, registered_labels
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.chunkers.helpers import outputs_under_hash_seeds
 from tests.chunkers.test_pdf_page_v2 import (
     FIXTURES,
@@ -96,7 +96,9 @@ def test_v3_keeps_v2_promises(name: str) -> None:
 
 @pytest.mark.parametrize("name", GOLDEN_FIXTURES)
 def test_pages_without_markers_get_v2_chunks(name: str) -> None:
-    doc = PdfParser().parse((FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(
+        (FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf"
+    )
     for policy in POLICY_SET.values():
         old = [
             (c.text, c.source_spans, c.token_estimate) for c in get_chunker(V2).chunk(doc, policy)
@@ -136,7 +138,9 @@ def test_output_is_identical_across_hash_seeds() -> None:
 @pytest.mark.parametrize("policy_name", GOLDEN_POLICIES)
 @pytest.mark.parametrize("name", GOLDEN_FIXTURES)
 def test_golden_fixture(name: str, policy_name: str) -> None:
-    doc = PdfParser().parse((FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(
+        (FIXTURES / "pdf" / f"{name}.pdf").read_bytes(), f"pdf/{name}.pdf"
+    )
     chunks = PageChunker(label("pdf-page-v3")).chunk(doc, POLICIES[policy_name])
     assert chunks and all(c.chunker_version == V3 for c in chunks)
     assert_golden(V3, f"{name}.{policy_name}", [c.model_dump(mode="json") for c in chunks])

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from kebab_chunk.errors import BinaryContentError, LimitExceededError
 from kebab_chunk.model import CanonicalDocument, LineSpan, TableBlock
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.csv_ import CsvParser, TsvParser, decode_csv
-from kebab_chunk.parsers.registry import detect_media_type, parse_document
+from kebab_chunk.parsers.csv_v1 import CsvParser, decode_csv
+from kebab_chunk.parsers.registry import detect_media_type, get_parser_by_version, parse_document
 from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csv"
@@ -98,7 +98,7 @@ def test_delimiters_are_sniffed_or_fixed_for_tsv() -> None:
     tsv, _ = parse("services.tsv")
     assert tsv.media_type == "text/tab-separated-values" and tsv.metadata["delimiter"] == "\t"
     assert table(tsv).header == ("host", "port", "service")
-    pipes = CsvParser().parse(b"a|b|c\n1|2|3\n", "p.csv")
+    pipes = get_parser_by_version("csv-v1").parse(b"a|b|c\n1|2|3\n", "p.csv")
     assert table(pipes).rows == (("1", "2", "3"),)
 
 
@@ -123,7 +123,7 @@ def test_wrong_encoding_degrades_to_cp1252_with_a_warning() -> None:
 
 def test_damaged_utf8_keeps_the_good_characters() -> None:
     raw = "name,city\nJürgen,Köln\n".encode() + b"bad,\xff\xfe\n"
-    doc = CsvParser().parse(raw, "d.csv")
+    doc = get_parser_by_version("csv-v1").parse(raw, "d.csv")
     assert table(doc).rows == (("Jürgen", "Köln"), ("bad", "\ufffd\ufffd"))
     assert "invalid UTF-8 at byte" in doc.warnings[0]
 
@@ -140,7 +140,7 @@ def test_nul_bytes_stay_in_the_source_but_not_in_cells() -> None:
 def test_binary_data_is_rejected() -> None:
     noise = random.Random(7).randbytes(4000)
     with pytest.raises(BinaryContentError, match="looks binary"):
-        CsvParser().parse(b"\x00" + noise, "noise.csv")
+        get_parser_by_version("csv-v1").parse(b"\x00" + noise, "noise.csv")
 
 
 def test_utf16_with_and_without_bom() -> None:
@@ -148,7 +148,7 @@ def test_utf16_with_and_without_bom() -> None:
     assert table(doc).rows == (("Jürgen", "Köln"), ("Anaïs", "Lyon"))
     assert doc.warnings == ("decoded as utf-16 (byte order mark found)",)
     raw = "a,b\r\nx,y\r\n".encode("utf-16-be")
-    no_bom = CsvParser().parse(raw, "be.csv")
+    no_bom = get_parser_by_version("csv-v1").parse(raw, "be.csv")
     assert table(no_bom).rows == (("x", "y"),)
     assert "utf-16-be" in no_bom.warnings[0]
     assert decode_csv(codecs.BOM_UTF8 + b"a,b\n", "bom.csv") == ("a,b\n", [])
@@ -162,7 +162,7 @@ def test_unterminated_quote_is_reported() -> None:
 
 def test_field_over_the_csv_limit_falls_back_to_plain_rows() -> None:
     raw = b'id,text\n1,"' + b"x" * 200_000 + b"\n2,after\n"
-    doc = CsvParser().parse(raw, "huge.csv")
+    doc = get_parser_by_version("csv-v1").parse(raw, "huge.csv")
     block = table(doc)
     assert block.rows == (("1", '"' + "x" * 200_000), ("2", "after"))
     assert "read again one row per line" in doc.warnings[0]
@@ -170,21 +170,28 @@ def test_field_over_the_csv_limit_falls_back_to_plain_rows() -> None:
 
 
 def test_empty_and_blank_files_have_no_blocks() -> None:
-    assert CsvParser().parse(b"", "empty.csv").blocks == ()
-    assert CsvParser().parse(b"\n\n,,\n", "blank.csv").blocks == ()
+    assert get_parser_by_version("csv-v1").parse(b"", "empty.csv").blocks == ()
+    assert get_parser_by_version("csv-v1").parse(b"\n\n,,\n", "blank.csv").blocks == ()
 
 
 def test_rows_count_against_max_blocks() -> None:
     raw = b"h\n1\n2\n"
-    assert len(table(CsvParser().parse(raw, "a.csv", ParseLimits(max_blocks=3))).spans) == 3
+    assert (
+        len(
+            table(
+                get_parser_by_version("csv-v1").parse(raw, "a.csv", ParseLimits(max_blocks=3))
+            ).spans
+        )
+        == 3
+    )
     with pytest.raises(LimitExceededError, match="more than 2 rows"):
-        CsvParser().parse(raw, "a.csv", ParseLimits(max_blocks=2))
+        get_parser_by_version("csv-v1").parse(raw, "a.csv", ParseLimits(max_blocks=2))
 
 
 def test_registry_routes_csv_and_tsv() -> None:
     assert detect_media_type("data/x.CSV") == "text/csv"
     assert detect_media_type("data/x.tsv") == "text/tab-separated-values"
-    assert isinstance(TsvParser(), CsvParser)
+    assert isinstance(get_parser_by_version("csv-v1", "text/tab-separated-values"), CsvParser)
 
 
 # Cells with quotes, commas, spaces and line breaks; no other delimiter candidates, so the
@@ -206,7 +213,7 @@ def test_every_row_span_slices_exactly(rows: list[list[str]], style: tuple[str, 
     buffer = io.StringIO(newline="")
     csv.writer(buffer, lineterminator=terminator, quoting=quoting).writerows(rows)  # type: ignore[call-overload]
     source = buffer.getvalue()
-    doc = CsvParser().parse(source.encode(), "gen.csv")
+    doc = get_parser_by_version("csv-v1").parse(source.encode(), "gen.csv")
     kept = [tuple(r) for r in rows if any(cell.strip() for cell in r)]
     if not kept:
         assert doc.blocks == ()

@@ -12,9 +12,14 @@ import pytest
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import SPAN_ADAPTER, CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
+from kebab_chunk.parsers._docling_json import MEDIA_TYPE
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.docling_json import MEDIA_TYPE, DoclingJsonParser
-from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, detect_media_type, parse_document
+from kebab_chunk.parsers.registry import (
+    DEFAULT_PARSER_VERSIONS,
+    detect_media_type,
+    get_parser_by_version,
+    parse_document,
+)
 from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "docling"
@@ -27,11 +32,15 @@ def load(name: str) -> dict[str, Any]:
 
 
 def parse(name: str, limits: ParseLimits = DEFAULT_LIMITS) -> CanonicalDocument:
-    return DoclingJsonParser().parse((FIXTURES / name).read_bytes(), f"docling/{name}", limits)
+    return get_parser_by_version("docling-json-v1").parse(
+        (FIXTURES / name).read_bytes(), f"docling/{name}", limits
+    )
 
 
 def parse_data(data: dict[str, Any], limits: ParseLimits = DEFAULT_LIMITS) -> CanonicalDocument:
-    return DoclingJsonParser().parse(json.dumps(data).encode(), "x.docling.json", limits)
+    return get_parser_by_version("docling-json-v1").parse(
+        json.dumps(data).encode(), "x.docling.json", limits
+    )
 
 
 def item_text(data: dict[str, Any], ref: str) -> str:
@@ -160,9 +169,9 @@ def test_broken_files_give_one_sentence_errors(name: str, words: str) -> None:
 def test_pathological_json_is_a_parse_error() -> None:
     deep = b'{"schema_name": "DoclingDocument", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     with pytest.raises(ParseError, match="nests JSON too deeply"):
-        DoclingJsonParser().parse(deep, "deep.docling.json")
+        get_parser_by_version("docling-json-v1").parse(deep, "deep.docling.json")
     with pytest.raises(ParseError, match="not UTF-8"):
-        DoclingJsonParser().parse(b"\xff\xfe{}", "bad.docling.json")
+        get_parser_by_version("docling-json-v1").parse(b"\xff\xfe{}", "bad.docling.json")
     data = load("report.docling.json")
     data["tables"][0]["data"]["num_rows"] = 10**9
     with pytest.raises(LimitExceededError, match="malformed"):

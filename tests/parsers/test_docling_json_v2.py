@@ -21,9 +21,8 @@ from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
 from kebab_chunk.model.blocks import ImageRefBlock, TableBlock
 from kebab_chunk.model.spans import ElementSpan
-from kebab_chunk.parsers.docling_json import DoclingJsonParser
-from kebab_chunk.parsers.docling_json_v2 import MEDIA_TYPE, DoclingJsonV2Parser
-from kebab_chunk.parsers.registry import parse_document, parser_versions
+from kebab_chunk.parsers._docling_json import MEDIA_TYPE
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
 from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "docling"
@@ -170,11 +169,11 @@ def paper() -> _Doc:
 
 
 def parse_v1(raw: bytes) -> CanonicalDocument:
-    return DoclingJsonParser().parse(raw, "paper.docling.json")
+    return get_parser_by_version("docling-json-v1").parse(raw, "paper.docling.json")
 
 
 def parse_v2(raw: bytes) -> CanonicalDocument:
-    return DoclingJsonV2Parser().parse(raw, "paper.docling.json")
+    return get_parser_by_version("docling-json-v2").parse(raw, "paper.docling.json")
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +187,9 @@ def raw() -> bytes:
 @pytest.mark.parametrize("name", ["report.docling.json", "dangling-refs.docling.json"])
 def test_golden_fixtures(name: str) -> None:
     """The committed fixtures, pinned like every parser version's output."""
-    doc = DoclingJsonV2Parser().parse((FIXTURES / name).read_bytes(), f"docling/{name}")
+    doc = get_parser_by_version("docling-json-v2").parse(
+        (FIXTURES / name).read_bytes(), f"docling/{name}"
+    )
     assert doc.parser_version == "docling-json-v2" and doc.media_type == MEDIA_TYPE
     assert_golden("docling-json-v2", name, doc.model_dump(mode="json"))
 
@@ -346,6 +347,8 @@ def test_documents_without_either_defect_parse_as_in_v1() -> None:
 )
 def test_broken_files_give_one_sentence_errors(name: str, words: str) -> None:
     with pytest.raises(ParseError) as caught:
-        DoclingJsonV2Parser().parse((FIXTURES / name).read_bytes(), f"docling/{name}")
+        get_parser_by_version("docling-json-v2").parse(
+            (FIXTURES / name).read_bytes(), f"docling/{name}"
+        )
     message = str(caught.value)
     assert words in message and f"docling/{name}" in message and message.endswith(".")

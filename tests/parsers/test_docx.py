@@ -17,8 +17,13 @@ from kebab_chunk.errors import EncryptedDocumentError, LimitExceededError, Parse
 from kebab_chunk.model import SPAN_ADAPTER, CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.docx import MAX_UNCOMPRESSED_BYTES, DocxParser
-from kebab_chunk.parsers.registry import detect_media_type, parse_document
+from kebab_chunk.parsers.docx_v1 import MAX_UNCOMPRESSED_BYTES, DocxParser
+from kebab_chunk.parsers.registry import (
+    detect_media_type,
+    get_parser_by_version,
+    parse_document,
+    version_row,
+)
 from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "docx"
@@ -38,7 +43,9 @@ DEFAULT_LIMITS = ParseLimits()
 
 
 def parse(name: str, limits: ParseLimits = DEFAULT_LIMITS) -> CanonicalDocument:
-    return DocxParser().parse((FIXTURES / name).read_bytes(), f"docx/{name}", limits)
+    return get_parser_by_version("docx-v1").parse(
+        (FIXTURES / name).read_bytes(), f"docx/{name}", limits
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +61,9 @@ def test_golden(report: CanonicalDocument) -> None:
 def test_committed_fixtures_match_their_generator(tmp_path: Path) -> None:
     generator().main(["--out", str(tmp_path)])
     committed = parse("report.docx")
-    regenerated = DocxParser().parse((tmp_path / "report.docx").read_bytes(), "docx/report.docx")
+    regenerated = get_parser_by_version("docx-v1").parse(
+        (tmp_path / "report.docx").read_bytes(), "docx/report.docx"
+    )
     assert regenerated.blocks == committed.blocks
     for name in ("not-a-zip.docx", "legacy-doc.docx", "encrypted.docx"):
         assert (tmp_path / name).read_bytes() == (FIXTURES / name).read_bytes()
@@ -203,9 +212,11 @@ def test_zip_bomb_is_refused_before_inflating() -> None:
     bomb = _bomb(MAX_UNCOMPRESSED_BYTES + (1 << 20))  # 257 MiB of zeros in ~260 KB
     assert len(bomb) < 1_000_000
     with pytest.raises(LimitExceededError, match="would uncompress to"):
-        DocxParser().parse(bomb, "bomb.docx")
+        get_parser_by_version("docx-v1").parse(bomb, "bomb.docx")
     with pytest.raises(LimitExceededError, match="limit of 1048576"):
-        DocxParser(max_uncompressed_bytes=1 << 20).parse(_bomb(2 << 20), "small-bomb.docx")
+        DocxParser(version_row("docx-v1"), max_uncompressed_bytes=1 << 20).parse(
+            _bomb(2 << 20), "small-bomb.docx"
+        )
 
 
 def test_too_many_zip_members() -> None:
@@ -214,7 +225,7 @@ def test_too_many_zip_members() -> None:
         for index in range(6):
             package.writestr(f"part{index}.xml", "<x/>")
     with pytest.raises(LimitExceededError, match="6 zip members"):
-        DocxParser(max_members=5).parse(out.getvalue(), "many.docx")
+        DocxParser(version_row("docx-v1"), max_members=5).parse(out.getvalue(), "many.docx")
 
 
 def test_max_blocks_is_enforced() -> None:

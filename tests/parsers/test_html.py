@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from kebab_chunk.errors import BinaryContentError, LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, LineSpan
+from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.html import PARSER_VERSION, HtmlParser, _decode
-from kebab_chunk.parsers.registry import detect_media_type, parse_document
+from kebab_chunk.parsers.registry import detect_media_type, get_parser_by_version, parse_document
 from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "html"
@@ -25,11 +25,11 @@ DEFAULT_LIMITS = ParseLimits()
 
 def parse(name: str) -> tuple[CanonicalDocument, str]:
     raw = (FIXTURES / name).read_bytes()
-    return HtmlParser().parse(raw, f"html/{name}"), _decode(raw, name)[0]
+    return get_parser_by_version("html-v1").parse(raw, f"html/{name}"), decode_html(raw, name)[0]
 
 
 def parse_text(markup: str, limits: ParseLimits = DEFAULT_LIMITS) -> CanonicalDocument:
-    return HtmlParser().parse(markup.encode(), "t.html", limits)
+    return get_parser_by_version("html-v1").parse(markup.encode(), "t.html", limits)
 
 
 def squeeze(text: str) -> str:
@@ -75,7 +75,7 @@ def check_spans(doc: CanonicalDocument, text: str) -> None:
 def test_golden(name: str) -> None:
     doc, text = parse(name)
     check_spans(doc, text)
-    assert doc.parser_version == PARSER_VERSION == "html-v1"
+    assert doc.parser_version == "html-v1"
     assert_golden("html-v1", name, doc.model_dump(mode="json"))
 
 
@@ -195,14 +195,14 @@ def test_declared_legacy_charset_is_used() -> None:
 
 
 def test_invalid_utf8_without_declaration_degrades_with_warning() -> None:
-    doc = HtmlParser().parse(b"<p>caf\xe9 ok</p>", "x.html")
+    doc = get_parser_by_version("html-v1").parse(b"<p>caf\xe9 ok</p>", "x.html")
     assert doc.blocks[0].text == "caf\ufffd ok"
     assert any("invalid UTF-8" in w for w in doc.warnings)
 
 
 def test_binary_bytes_are_rejected() -> None:
     with pytest.raises(BinaryContentError):
-        HtmlParser().parse(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image.html")
+        get_parser_by_version("html-v1").parse(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image.html")
 
 
 def test_hundred_thousand_nested_divs() -> None:

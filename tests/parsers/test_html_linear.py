@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 import kebab_chunk.parsers.html_tokenizer as tokenizer_module
 from kebab_chunk.errors import ParseError
-from kebab_chunk.parsers.html import HtmlParser
 from kebab_chunk.parsers.html_tokenizer import HtmlTokenizer, MarkupError
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.parsers._html_v1_reference import (
     IS_ORACLE,
     HTMLParser,
@@ -101,7 +101,7 @@ def test_token_stream_equals_the_original_on_raw_characters(text: str) -> None:
 def test_documents_equal_the_original_parser(pieces: list[str]) -> None:
     """Blocks, spans, title, warnings and error messages: the full model, byte for byte."""
     raw = "".join(pieces).encode()
-    assert document(HtmlParser().parse, raw) == document(reference_parse, raw)
+    assert document(get_parser_by_version("html-v1").parse, raw) == document(reference_parse, raw)
 
 
 @differential
@@ -140,7 +140,7 @@ def test_start_tag_completeness_equals_the_original(text: str, window: int) -> N
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.html")))
 def test_fixtures_equal_the_original(name: str) -> None:
     raw = (FIXTURES / name).read_bytes()
-    assert document(HtmlParser().parse, raw) == document(reference_parse, raw)
+    assert document(get_parser_by_version("html-v1").parse, raw) == document(reference_parse, raw)
 
 
 # --- linear work ------------------------------------------------------------------------

@@ -34,8 +34,8 @@ from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers import _assemble
 from kebab_chunk.parsers.base import ParseLimits, Parser
-from kebab_chunk.parsers.markdown import MarkdownParser
-from kebab_chunk.parsers.markdown_pyromark import PyromarkMarkdownParser
+from kebab_chunk.parsers.md_mistune_v1 import MarkdownParser
+from kebab_chunk.parsers.md_pyromark_v1 import PyromarkMarkdownParser
 from kebab_chunk.parsers.registry import (
     UnknownParserVersionError,
     UnsupportedMediaTypeError,
@@ -48,7 +48,7 @@ from tests.golden import assert_golden
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "markdown"
 
-#: Every Markdown parser version, by version label.
+#: Every Markdown parser version, by version label, with its engine.
 MARKDOWN_PARSERS: dict[str, type[Parser]] = {
     "md-mistune-v1": MarkdownParser,
     "md-pyromark-v1": PyromarkMarkdownParser,
@@ -75,7 +75,7 @@ def version(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def parser(version: str) -> Parser:
-    return MARKDOWN_PARSERS[version]()
+    return get_parser_by_version(version)
 
 
 @pytest.fixture
@@ -580,11 +580,10 @@ def test_registry_reaches_each_version(version: str) -> None:
 
 
 def test_parsing_is_independent_of_hash_seed(version: str) -> None:
-    parser = MARKDOWN_PARSERS[version]
     source = "# T\\n\\n- a\\n- b\\n\\n| x | y |\\n|---|---|\\n| 1 | 2 |\\n"
     script = (
-        f"from {parser.__module__} import {parser.__name__} as P;"
-        f"d = P().parse('{source}'.encode(), 'a.md');"
+        "from kebab_chunk.parsers.registry import get_parser_by_version as parser;"
+        f"d = parser('{version}').parse('{source}'.encode(), 'a.md');"
         "print(d.model_dump_json())"
     )
     outputs = {
@@ -708,7 +707,7 @@ def test_golden_snapshot(parser: Parser, version: str, path: Path) -> None:
 
 def test_mistune_recursion_becomes_a_limit_error() -> None:
     with pytest.raises(LimitExceededError, match="max_nesting"):
-        MarkdownParser().parse(
+        get_parser_by_version("md-mistune-v1").parse(
             ("> " * 5_000 + "x").encode(), "q.md", ParseLimits(max_nesting=5_000)
         )
 
@@ -720,7 +719,7 @@ def test_pyromark_short_and_long_table_rows_follow_gfm() -> None:
     # GFM: missing cells are empty, excess cells are ignored (md-mistune-v1 differs here,
     # see test_parser_agreement.py)
     (table,) = parse_with(
-        PyromarkMarkdownParser(), "| a | b |\n|---|---|\n| c |\n| d | e | f |\n"
+        get_parser_by_version("md-pyromark-v1"), "| a | b |\n|---|---|\n| c |\n| d | e | f |\n"
     ).blocks
     assert isinstance(table, TableBlock)
     assert table.rows == (("c", ""), ("d", "e"))
@@ -728,10 +727,13 @@ def test_pyromark_short_and_long_table_rows_follow_gfm() -> None:
 
 def test_pyromark_nesting_beyond_max_nesting_is_kept_whole_with_a_warning() -> None:
     source = "- " * 100 + "deep\n\nafter\n"
-    doc = parse_with(PyromarkMarkdownParser(), source, max_nesting=64)
+    doc = parse_with(get_parser_by_version("md-pyromark-v1"), source, max_nesting=64)
     assert [b.kind for b in doc.blocks] == ["list", "paragraph"]
     assert len(doc.warnings) == 1 and "max_nesting=64" in doc.warnings[0]
-    assert parse_with(PyromarkMarkdownParser(), source, max_nesting=1_000).warnings == ()
+    assert (
+        parse_with(get_parser_by_version("md-pyromark-v1"), source, max_nesting=1_000).warnings
+        == ()
+    )
 
 
 def test_pyromark_time_budget_is_checked_while_scanning(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -744,7 +746,9 @@ def test_pyromark_time_budget_is_checked_while_scanning(monkeypatch: pytest.Monk
     monkeypatch.setattr(_assemble, "clock", clock)
     source = "".join(f"p{i}\n\n" for i in range(1_000)).encode()
     with pytest.raises(LimitExceededError, match="time_budget_s"):
-        PyromarkMarkdownParser().parse(source, "slow.md", ParseLimits(time_budget_s=50))
+        get_parser_by_version("md-pyromark-v1").parse(
+            source, "slow.md", ParseLimits(time_budget_s=50)
+        )
     assert len(calls) == 2, "the budget was not checked during the scan"
 
 
@@ -758,8 +762,8 @@ def test_pyromark_is_the_markdown_default_and_mistune_stays_reachable() -> None:
 def test_the_peer_race_picks_the_other_markdown_parser_up() -> None:
     from benchmarks.bench_peers import other_markdown_parsers
 
-    found: object = other_markdown_parsers().get("md-mistune-v1")
-    assert found is MarkdownParser
+    found = other_markdown_parsers().get("md-mistune-v1")
+    assert found is not None and type(found()) is MarkdownParser
     assert "md-pyromark-v1" not in other_markdown_parsers()  # the default is raced as "ours"
 
 

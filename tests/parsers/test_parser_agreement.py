@@ -19,8 +19,7 @@ from hypothesis import given
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import CodeBlock
-from kebab_chunk.parsers.markdown import MarkdownParser
-from kebab_chunk.parsers.markdown_pyromark import PyromarkMarkdownParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.parsers.test_markdown import assert_exact
 from tests.parsers.test_markdown_properties import Element, documents
 
@@ -29,8 +28,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 def both(raw: bytes, uri: str = "doc.md") -> tuple[CanonicalDocument, CanonicalDocument]:
     """(md-mistune-v1, md-pyromark-v1) documents of ``raw``, each checked for exact spans."""
-    mistune = MarkdownParser().parse(raw, uri)
-    pyromark = PyromarkMarkdownParser().parse(raw, uri)
+    mistune = get_parser_by_version("md-mistune-v1").parse(raw, uri)
+    pyromark = get_parser_by_version("md-pyromark-v1").parse(raw, uri)
     assert_exact(mistune, raw)
     assert_exact(pyromark, raw)
     return mistune, pyromark
@@ -55,13 +54,13 @@ def test_fixtures_parse_identically(path: Path) -> None:
     raw = path.read_bytes()
     uri = path.relative_to(FIXTURES).as_posix()
     try:
-        mistune = MarkdownParser().parse(raw, uri)
+        mistune = get_parser_by_version("md-mistune-v1").parse(raw, uri)
     except ParseError as error:  # a bad-input fixture: both must refuse it the same way
         with pytest.raises(type(error)) as other:
-            PyromarkMarkdownParser().parse(raw, uri)
+            get_parser_by_version("md-pyromark-v1").parse(raw, uri)
         assert str(other.value) == str(error)
         return
-    pyromark = PyromarkMarkdownParser().parse(raw, uri)
+    pyromark = get_parser_by_version("md-pyromark-v1").parse(raw, uri)
     assert comparable(pyromark) == comparable(mistune)
 
 

@@ -24,8 +24,9 @@ from kebab_chunk.errors import EncryptedDocumentError, LimitExceededError, Parse
 from kebab_chunk.model import CanonicalDocument, PageSpan, ParagraphBlock
 from kebab_chunk.model.ids import doc_id
 from kebab_chunk.parsers import ParseLimits, parse_document
+from kebab_chunk.parsers._pdf import PdfTextParser
 from kebab_chunk.parsers.base import BlockIds
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version, version_row
 from tests.golden import assert_golden
 
 PDF_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "pdf"
@@ -50,7 +51,9 @@ def fixture_bytes(name: str) -> bytes:
 
 
 def parse(name: str, limits: ParseLimits | None = None) -> CanonicalDocument:
-    return PdfParser().parse(fixture_bytes(name), f"pdf/{name}", limits or ParseLimits())
+    return get_parser_by_version("pdf-text-v1").parse(
+        fixture_bytes(name), f"pdf/{name}", limits or ParseLimits()
+    )
 
 
 def squash(text: str) -> str:
@@ -98,7 +101,7 @@ def text_op(text: str) -> bytes:
 
 def test_three_pages_give_three_page_spanned_paragraphs() -> None:
     raw = fixture_bytes("three-page-en.pdf")
-    doc = PdfParser().parse(raw, "pdf/three-page-en.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(raw, "pdf/three-page-en.pdf")
     assert doc.parser_version == "pdf-text-v1"
     assert doc.media_type == "application/pdf"
     assert doc.doc_id == doc_id("pdf/three-page-en.pdf")
@@ -118,7 +121,7 @@ def test_three_pages_give_three_page_spanned_paragraphs() -> None:
 def test_text_is_pypdf_extract_text_of_each_page() -> None:
     raw = fixture_bytes("one-long-page.pdf")
     expected = [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(raw)).pages]
-    doc = PdfParser().parse(raw, "pdf/one-long-page.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(raw, "pdf/one-long-page.pdf")
     assert [block.text for block in doc.blocks] == expected
     assert doc.title == "One long page"
 
@@ -188,7 +191,7 @@ def test_aes_encryption_with_empty_password_is_opened() -> None:
         user_password="",
         encryption_method=fpdf.enums.EncryptionMethod.AES_128,
     )
-    doc = PdfParser().parse(bytes(pdf.output()), "aes.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(bytes(pdf.output()), "aes.pdf")
     assert [squash(b.text) for b in doc.blocks] == ["AES protected page."]
 
 
@@ -218,7 +221,7 @@ def test_truncated_pdf_gives_parse_error_naming_the_file() -> None:
 )
 def test_non_pdf_or_broken_bytes_give_parse_error_naming_the_file(raw: bytes) -> None:
     with pytest.raises(ParseError) as info:
-        PdfParser().parse(raw, "docs/not-really.pdf")
+        get_parser_by_version("pdf-text-v1").parse(raw, "docs/not-really.pdf")
     assert "docs/not-really.pdf" in str(info.value)
     assert str(info.value).endswith(".")
 
@@ -227,14 +230,16 @@ def test_deep_nesting_gives_parse_error_not_recursion_error() -> None:
     depth = 20_000
     content = b"BT /F1 12 Tf 20 200 Td " + b"[" * depth + b"(x)" + b"]" * depth + b" TJ ET"
     with pytest.raises(ParseError) as info:
-        PdfParser().parse(hand_made_pdf([content]), "deep.pdf")
+        get_parser_by_version("pdf-text-v1").parse(hand_made_pdf([content]), "deep.pdf")
     assert "nested too deeply" in str(info.value)
 
 
 def test_one_unreadable_page_degrades_with_a_warning() -> None:
     depth = 20_000
     bad = b"BT /F1 12 Tf 20 200 Td " + b"[" * depth + b"(x)" + b"]" * depth + b" TJ ET"
-    doc = PdfParser().parse(hand_made_pdf([text_op("Good page."), bad]), "mixed.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(
+        hand_made_pdf([text_op("Good page."), bad]), "mixed.pdf"
+    )
     assert [b.text for b in doc.blocks] == ["Good page.", ""]
     assert any(w.startswith("page 2: text extraction failed") for w in doc.warnings)
 
@@ -255,7 +260,7 @@ def test_mutated_pdf_bytes_give_a_document_or_a_parse_error(
     for index, value in flips:
         raw[index] = value
     try:
-        doc = PdfParser().parse(bytes(raw[:cut]), "fuzz.pdf")
+        doc = get_parser_by_version("pdf-text-v1").parse(bytes(raw[:cut]), "fuzz.pdf")
     except ParseError as exc:
         assert "fuzz.pdf" in str(exc)
     else:
@@ -290,12 +295,12 @@ class StepClock:
 
 def test_time_budget_stops_at_a_page_boundary() -> None:
     clock = StepClock(step=10.0)
-    parser = PdfParser(clock=clock)
+    parser = PdfTextParser(version_row("pdf-text-v1"), clock=clock)
     with pytest.raises(LimitExceededError) as info:
         parser.parse(fixture_bytes("three-page-en.pdf"), "slow.pdf", ParseLimits(time_budget_s=25))
     # start reads 10; page 1 sees 10 s elapsed, page 2 sees 20 s, page 3 sees 30 s > 25 s.
     assert "before page 3" in str(info.value) and "slow.pdf" in str(info.value)
-    doc = PdfParser(clock=StepClock(step=10.0)).parse(
+    doc = PdfTextParser(version_row("pdf-text-v1"), clock=StepClock(step=10.0)).parse(
         fixture_bytes("three-page-en.pdf"), "ok.pdf", ParseLimits(time_budget_s=35)
     )
     assert len(doc.blocks) == 3
@@ -337,7 +342,7 @@ def root_records() -> Iterator[list[logging.LogRecord]]:
 def test_pypdf_log_warnings_become_document_warnings(
     pypdf_warning_pdf: bytes, root_records: list[logging.LogRecord]
 ) -> None:
-    doc = PdfParser().parse(pypdf_warning_pdf, "repaired.pdf")
+    doc = get_parser_by_version("pdf-text-v1").parse(pypdf_warning_pdf, "repaired.pdf")
     assert len(doc.blocks) == 3
     assert "pypdf: incorrect startxref pointer(3)" in doc.warnings
     assert not [r for r in root_records if r.name.startswith("pypdf")]
@@ -348,8 +353,9 @@ def test_parsing_a_repaired_pdf_prints_nothing(pypdf_warning_pdf: bytes, tmp_pat
     path = tmp_path / "repaired.pdf"
     path.write_bytes(pypdf_warning_pdf)
     script = (
-        "import sys; from pathlib import Path; from kebab_chunk.parsers.pdf import PdfParser; "
-        "doc = PdfParser().parse(Path(sys.argv[1]).read_bytes(), 'repaired.pdf'); "
+        "import sys; from pathlib import Path; "
+        "from kebab_chunk.parsers.registry import get_parser_by_version as parser; "
+        "doc = parser('pdf-text-v1').parse(Path(sys.argv[1]).read_bytes(), 'repaired.pdf'); "
         "print(len(doc.warnings))"
     )
     done = subprocess.run(
@@ -385,7 +391,9 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def extracted(raw: bytes) -> list[str] | str:
     """Every page's text, or the error type when the file does not parse."""
     try:
-        return [block.text for block in PdfParser().parse(raw, "x.pdf").blocks]
+        return [
+            block.text for block in get_parser_by_version("pdf-text-v1").parse(raw, "x.pdf").blocks
+        ]
     except ParseError as exc:
         return exc.error_type
 

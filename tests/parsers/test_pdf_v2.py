@@ -29,10 +29,8 @@ from kebab_chunk.model import (
     ParagraphBlock,
 )
 from kebab_chunk.parsers import ParseLimits, parse_document
-from kebab_chunk.parsers._pdf import _body, _lines, _running
-from kebab_chunk.parsers.pdf import PdfParser
-from kebab_chunk.parsers.pdf_v2 import PdfV2Parser
-from kebab_chunk.parsers.registry import get_parser_by_version, parser_versions_for
+from kebab_chunk.parsers._pdf import PdfTextParser, _body, _lines, _running
+from kebab_chunk.parsers.registry import get_parser_by_version, parser_versions_for, version_row
 from tests.golden import assert_golden
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,13 +54,13 @@ REPORT_BYTES = (V2_DIR / REPORT).read_bytes()
 
 
 def v1(raw: bytes, uri: str = "pdf/report.pdf") -> CanonicalDocument:
-    return PdfParser().parse(raw, uri)
+    return get_parser_by_version("pdf-text-v1").parse(raw, uri)
 
 
 def v2(
     raw: bytes, uri: str = "pdf/report.pdf", limits: ParseLimits | None = None
 ) -> CanonicalDocument:
-    return PdfV2Parser().parse(raw, uri, limits or ParseLimits())
+    return get_parser_by_version("pdf-text-v2").parse(raw, uri, limits or ParseLimits())
 
 
 def page_texts(raw: bytes) -> list[str]:
@@ -323,7 +321,7 @@ class StepClock:
 
 
 def test_time_budget_stops_at_a_page_boundary() -> None:
-    parser = PdfV2Parser(clock=StepClock(step=10.0))
+    parser = PdfTextParser(version_row("pdf-text-v2"), clock=StepClock(step=10.0))
     with pytest.raises(LimitExceededError) as info:
         parser.parse(REPORT_BYTES, "slow.pdf", ParseLimits(time_budget_s=25))
     assert "before page 3" in str(info.value) and "slow.pdf" in str(info.value)

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from kebab_chunk.errors import ParseError
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ import json, sys
 from importlib import metadata
 import kebab_chunk
 from kebab_chunk.errors import ParseError
-from kebab_chunk.parsers.pdf import PdfParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 
 out = {"kebab_chunk_file": kebab_chunk.__file__, "versions": {}, "docs": {}}
 for name in json.loads(sys.argv[1]):
@@ -52,7 +52,8 @@ for name in json.loads(sys.argv[1]):
 for path, uri in json.loads(sys.stdin.read()):
     raw = open(path, "rb").read()
     try:
-        out["docs"][uri] = PdfParser().parse(raw, uri).model_dump(mode="json")
+        doc = get_parser_by_version("pdf-text-v1").parse(raw, uri)
+        out["docs"][uri] = doc.model_dump(mode="json")
     except ParseError as exc:
         out["docs"][uri] = {"error_type": exc.error_type, "message": str(exc)}
 print(json.dumps(out))
@@ -61,7 +62,8 @@ print(json.dumps(out))
 
 def _outcome(raw: bytes, uri: str) -> dict[str, Any]:
     try:
-        dumped: dict[str, Any] = PdfParser().parse(raw, uri).model_dump(mode="json")
+        doc = get_parser_by_version("pdf-text-v1").parse(raw, uri)
+        dumped: dict[str, Any] = doc.model_dump(mode="json")
     except ParseError as exc:
         return {"error_type": exc.error_type, "message": str(exc)}
     return dumped

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,13 +13,15 @@ from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import ParagraphBlock
 from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.registry import parse_document
-from kebab_chunk.parsers.text import PlainTextParser
+from kebab_chunk.parsers.registry import get_parser_by_version, parse_document
+from tests.golden import assert_golden
+
+NOTES = Path(__file__).resolve().parents[2] / "fixtures" / "corpus" / "notes"
 
 
 def parse(source: str | bytes, **limits: int) -> CanonicalDocument:
     raw = source.encode("utf-8") if isinstance(source, str) else source
-    doc = PlainTextParser().parse(raw, "notes/a.txt", ParseLimits(**limits))
+    doc = get_parser_by_version("text-plain-v1").parse(raw, "notes/a.txt", ParseLimits(**limits))
     text = raw.decode("utf-8-sig", errors="replace")
     previous_end = 0
     for block in doc.blocks:
@@ -62,10 +66,10 @@ def test_crlf_lone_cr_and_bom_keep_exact_offsets() -> None:
 
 def test_document_fields() -> None:
     raw = b"Hello.\n"
-    doc = PlainTextParser().parse(raw, "notes/a.txt")
+    doc = get_parser_by_version("text-plain-v1").parse(raw, "notes/a.txt")
     assert doc.title is None
     assert doc.media_type == "text/plain"
-    assert doc.parser_version == "text-plain-v1" == PlainTextParser.version
+    assert doc.parser_version == "text-plain-v1"
     assert doc.doc_id == doc_id("notes/a.txt")
     assert doc.content_hash == content_hash(raw)
     assert doc.metadata == {} and doc.warnings == ()
@@ -95,6 +99,14 @@ def test_max_blocks() -> None:
     assert len(parse("a\n\nb", max_blocks=2).blocks) == 2
     with pytest.raises(LimitExceededError, match="max_blocks"):
         parse("a\n\nb\n\nc", max_blocks=2)
+
+
+@pytest.mark.parametrize("name", ["release-notes-2.4.txt", "legacy-latin1.txt", "empty.txt"])
+def test_golden_snapshot(name: str) -> None:
+    """The corpus's text notes, pinned like every parser version's output (a UTF-8 note, a
+    Latin-1 one whose bad bytes become U+FFFD with a warning, an empty file)."""
+    doc = get_parser_by_version("text-plain-v1").parse((NOTES / name).read_bytes(), f"notes/{name}")
+    assert_golden("text-plain-v1", name, doc.model_dump(mode="json"))
 
 
 def test_registry_routes_text_here() -> None:

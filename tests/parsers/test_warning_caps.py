@@ -16,7 +16,7 @@ from kebab_chunk._quote import MAX_MESSAGE_CHARS, MAX_QUOTE_CHARS, cap, quote, q
 from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.errors import UnsupportedDocumentError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, TableBlock
-from kebab_chunk.parsers.csv_ import CsvParser
+from kebab_chunk.parsers.registry import get_parser_by_version
 
 #: Longest message allowed: the cap, its "… (N more characters)" marker, and a few quotes of
 #: at most MAX_QUOTE_CHARS characters each inside a chunker's own sentence.
@@ -75,7 +75,7 @@ def test_documents_store_short_warnings_unchanged_and_long_ones_capped() -> None
 def test_a_ragged_csv_with_many_row_widths_has_a_bounded_warning() -> None:
     # Row i has i cells: the "ragged rows" warning lists every distinct width.
     raw = "".join(",".join(["v"] * width) + "\n" for width in range(1, 3001)).encode()
-    doc = CsvParser().parse(raw, "ragged-wide.csv")
+    doc = get_parser_by_version("csv-v1").parse(raw, "ragged-wide.csv")
     assert any(w.startswith("ragged rows: rows have 1, 2, 3, ") for w in doc.warnings)
     assert all(len(w) < BOUND for w in doc.warnings), [len(w) for w in doc.warnings]
 
@@ -96,9 +96,9 @@ def test_csv_warnings_stay_short_with_a_huge_header_cell(
     huge_header_csv: bytes, huge_header_unterminated_csv: bytes
 ) -> None:
     for raw in (huge_header_csv, huge_header_unterminated_csv):
-        doc = CsvParser().parse(raw, "huge.csv")
+        doc = get_parser_by_version("csv-v1").parse(raw, "huge.csv")
         assert all(len(w) < BOUND for w in doc.warnings), [len(w) for w in doc.warnings]
-    doc = CsvParser().parse(huge_header_unterminated_csv, "huge.csv")
+    doc = get_parser_by_version("csv-v1").parse(huge_header_unterminated_csv, "huge.csv")
     assert any("CSV quoting error" in w for w in doc.warnings)
 
 
@@ -109,7 +109,7 @@ def test_csv_warnings_stay_short_with_a_huge_header_cell(
 def test_chunker_warnings_and_log_lines_stay_short_with_a_huge_header_cell(
     label: str, huge_header_csv: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    doc = CsvParser().parse(huge_header_csv, "huge.csv")
+    doc = get_parser_by_version("csv-v1").parse(huge_header_csv, "huge.csv")
     assert isinstance(doc.blocks[0], TableBlock)
     assert len(doc.blocks[0].header[1]) == HUGE
     chunker = get_chunker(label)

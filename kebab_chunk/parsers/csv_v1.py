@@ -37,12 +37,11 @@ from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import TableBlock
 from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, VersionedParser
 from kebab_chunk.parsers.decode import decode_text
 
-__all__ = ["MEDIA_TYPE", "PARSER_VERSION", "TSV_MEDIA_TYPE", "CsvParser", "TsvParser", "decode_csv"]
+__all__ = ["MEDIA_TYPE", "TSV_MEDIA_TYPE", "CsvParser", "TsvParser", "decode_csv"]
 
-PARSER_VERSION = "csv-v1"
 MEDIA_TYPE = "text/csv"
 TSV_MEDIA_TYPE = "text/tab-separated-values"
 
@@ -55,22 +54,20 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
-class CsvParser:
-    """Parser ``csv-v1``: one table block, header = first row, one exact span per row."""
+class CsvParser(VersionedParser):
+    """Parser ``csv-v1``: one table block, header = first row, one exact span per row
+    (built from its version row)."""
 
-    version = PARSER_VERSION
     media_types: tuple[str, ...] = (MEDIA_TYPE,)
-
-    def __init__(self, media_type: str = MEDIA_TYPE) -> None:
-        self._media_type = media_type
 
     def parse(
         self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
+        media_type = self.media_types[0]
         text, warnings = decode_csv(raw, source_uri)
-        delimiter = "\t" if self._media_type == TSV_MEDIA_TYPE else _sniff(text)
+        delimiter = "\t" if media_type == TSV_MEDIA_TYPE else _sniff(text)
         rows = _read_rows(text, delimiter, source_uri, warnings, limits)
-        assembler = Assembler(raw, source_uri, self._media_type, PARSER_VERSION, limits)
+        assembler = Assembler(raw, source_uri, media_type, self.version, limits)
         if rows:
             cells = [_clean(row_cells) for row_cells, _ in rows]
             widths = sorted({len(c) for c in cells})
@@ -89,9 +86,6 @@ class TsvParser(CsvParser):
     """``csv-v1`` for tab-separated values (no sniffing: the delimiter is a tab)."""
 
     media_types = (TSV_MEDIA_TYPE,)
-
-    def __init__(self) -> None:
-        super().__init__(TSV_MEDIA_TYPE)
 
 
 # --- decoding -----------------------------------------------------------------------------

@@ -42,11 +42,10 @@ from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.spans import ElementSpan
 from kebab_chunk.parsers._assemble import Assembler, Draft, check_block_count
 from kebab_chunk.parsers._xml_paths import XPaths
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, ParserVersion, VersionedParser
 
-__all__ = ["MAX_MEMBERS", "MAX_UNCOMPRESSED_BYTES", "MEDIA_TYPE", "PARSER_VERSION", "DocxParser"]
+__all__ = ["MAX_MEMBERS", "MAX_UNCOMPRESSED_BYTES", "MEDIA_TYPE", "DocxParser"]
 
-PARSER_VERSION = "docx-v1"
 MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 #: Ceiling on the total declared uncompressed size of the zip members (256 MiB).
 MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
@@ -74,15 +73,19 @@ _DRAWING = qn("w:drawing")
 _SKIP = frozenset({_PPR, _RPR, _DEL, _INSTR, _MC_FALLBACK})
 
 
-class DocxParser:
-    """Parser ``docx-v1``: python-docx, body order, element spans, zip-bomb guard."""
+class DocxParser(VersionedParser):
+    """Parser ``docx-v1``: python-docx, body order, element spans, zip-bomb guard (built from
+    its version row; the two ceilings can be lowered for tests)."""
 
-    version = PARSER_VERSION
     media_types = (MEDIA_TYPE,)
 
     def __init__(
-        self, max_uncompressed_bytes: int = MAX_UNCOMPRESSED_BYTES, max_members: int = MAX_MEMBERS
+        self,
+        row: ParserVersion,
+        max_uncompressed_bytes: int = MAX_UNCOMPRESSED_BYTES,
+        max_members: int = MAX_MEMBERS,
     ) -> None:
+        super().__init__(row)
         self._max_bytes = max_uncompressed_bytes
         self._max_members = max_members
 
@@ -100,7 +103,7 @@ class DocxParser:
         walker = _Walker(document, source_uri, limits)
         walker.run()
         title = walker.title or (document.core_properties.title or "").strip() or None
-        assembler = Assembler(raw, source_uri, MEDIA_TYPE, PARSER_VERSION, limits)
+        assembler = Assembler(raw, source_uri, MEDIA_TYPE, self.version, limits)
         _assemble(walker.drafts, assembler)
         return assembler.finish(walker.warnings, title=title)
 

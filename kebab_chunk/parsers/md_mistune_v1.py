@@ -34,9 +34,7 @@ from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownParserBase, Markdo
 from kebab_chunk.parsers._source import LineCounter, trim_region
 from kebab_chunk.parsers.base import ParseLimits
 
-__all__ = ["MEDIA_TYPE", "PARSER_VERSION", "MarkdownParser"]
-
-PARSER_VERSION = "md-mistune-v1"
+__all__ = ["MEDIA_TYPE", "MarkdownParser"]
 
 _START = "_kebab_start"  # key added to top-level token dicts: source offset of the token
 _ITEMS = "_kebab_items"  # key added to top-level list tokens: cursors after each item
@@ -132,8 +130,6 @@ def _block_parser(max_nested_level: int) -> _BlockParser:
 
 class MarkdownParser(MarkdownParserBase):
     """Parser ``md-mistune-v1``: Markdown source → blocks with exact ``lines`` spans."""
-
-    version = PARSER_VERSION
 
     def add_blocks(self, source: MarkdownSource, assembler: Assembler) -> None:
         limits, source_uri = assembler.limits, assembler.source_uri

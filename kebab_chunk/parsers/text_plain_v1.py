@@ -14,22 +14,21 @@ from kebab_chunk.model.blocks import ParagraphBlock
 from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
 from kebab_chunk.parsers._source import LineCounter, newline_view
-from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, VersionedParser
 from kebab_chunk.parsers.decode import decode_text
 
-__all__ = ["MEDIA_TYPE", "PARSER_VERSION", "PlainTextParser"]
+__all__ = ["MEDIA_TYPE", "PlainTextParser"]
 
-PARSER_VERSION = "text-plain-v1"
 MEDIA_TYPE = "text/plain"
 
 # One or more consecutive lines that each hold a non-whitespace character (newline view).
 _PARAGRAPH = re.compile(r"(?:^[^\S\n]*\S[^\n]*(?:\n|\Z))+", re.MULTILINE)
 
 
-class PlainTextParser:
-    """Parser ``text-plain-v1``: blank-line separated paragraphs with exact spans."""
+class PlainTextParser(VersionedParser):
+    """Parser ``text-plain-v1``: blank-line separated paragraphs with exact spans (built
+    from its version row)."""
 
-    version = PARSER_VERSION
     media_types = (MEDIA_TYPE,)
 
     def parse(
@@ -37,7 +36,7 @@ class PlainTextParser:
     ) -> CanonicalDocument:
         text, warnings = decode_text(raw, source_uri)
         view = newline_view(text)
-        assembler = Assembler(raw, source_uri, MEDIA_TYPE, PARSER_VERSION, limits)
+        assembler = Assembler(raw, source_uri, MEDIA_TYPE, self.version, limits)
         lines = LineCounter(view)
         for count, match in enumerate(_PARAGRAPH.finditer(view), start=1):
             check_block_count(count, limits, source_uri, noun="paragraphs")

@@ -35,9 +35,7 @@ from kebab_chunk.parsers._assemble import Assembler, check_block_count
 from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownParserBase, MarkdownSource, media_ref
 from kebab_chunk.parsers._source import BLANK_CHARS
 
-__all__ = ["MEDIA_TYPE", "PARSER_VERSION", "PyromarkMarkdownParser"]
-
-PARSER_VERSION = "md-pyromark-v1"
+__all__ = ["MEDIA_TYPE", "PyromarkMarkdownParser"]
 
 #: GFM pipe tables on; every other extension off (CommonMark block structure otherwise).
 _MARKDOWN = pyromark.Markdown(options=pyromark.Options.ENABLE_TABLES)
@@ -59,8 +57,6 @@ _Record = tuple[str, int, int, Any]
 
 class PyromarkMarkdownParser(MarkdownParserBase):
     """Parser ``md-pyromark-v1``: Markdown source → blocks with exact ``lines`` spans."""
-
-    version = PARSER_VERSION
 
     def add_blocks(self, source: MarkdownSource, assembler: Assembler) -> None:
         base = source.body_start
