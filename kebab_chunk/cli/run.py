@@ -43,7 +43,7 @@ from kebab_chunk.beam.manifest import MANIFEST_NAME
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
 from kebab_chunk.beam.progress import count_selected_files
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
-from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.cli._io import print_debug
 from kebab_chunk.cli._options import (
     DefaultsHelpFormatter,
@@ -333,18 +333,33 @@ UNKNOWN_ELSE = (
 
 
 def _check_beam_args(beam_args: Sequence[str]) -> None:
-    """Refuse arguments no Beam option knows, and bad values of Beam options."""
-    _, unknown = _beam_parser().parse_known_args(list(beam_args))
+    """Refuse arguments no Beam option knows, bad values of Beam options, and a chunker
+    label given to Beam's ``--label``."""
+    known, unknown = _beam_parser().parse_known_args(list(beam_args))
     if unknown:
         raise UsageError(f"unknown option {unknown[0]!r}{UNKNOWN_ELSE}")
+    for value in getattr(known, "labels", None) or ():
+        # Beam's --label sets Dataflow job labels (key=value): a run given a chunker label
+        # there would go on with the default labels.
+        if {name.strip() for name in value.split(",")} & set(registered_labels()):
+            raise UsageError(
+                f"--label {value} sets an Apache Beam (Dataflow) job label; name chunker "
+                f"labels with --labels {value}."
+            )
 
 
 def _chunker_labels(option: str) -> tuple[str, ...]:
-    """The labels of ``--labels``, each registered."""
+    """The labels of ``--labels``, each registered; a Dataflow job label given there (Beam's
+    --labels before ours had that name) is named as one."""
     labels = tuple(dict.fromkeys(s.strip() for s in option.split(",") if s.strip()))
     if not labels:
         raise UsageError("--labels is empty; name at least one chunker label.")
     for label in labels:
+        if "=" in label or label.startswith("{"):
+            raise UsageError(
+                f"--labels names chunker labels, and {label!r} looks like a job label; give Apache "
+                "Beam (Dataflow) job labels as --label KEY=VALUE, once per label."
+            )
         get_chunker(label)
     return labels
 

@@ -108,3 +108,30 @@ def test_rechunk_hands_the_old_spelling_to_run() -> None:
     _refuse_unknown_options(["--corpus", "c", "--runs", "r", "--chunkers", "md-heading-v3"])
     _refuse_unknown_options(["--corpus", "c", "--runs", "r", "--labels", "md-heading-v3"])
 
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        # Apache Beam's --label (Dataflow job labels) is not ours: a chunker label given
+        # there would leave the run on the default labels, so it is refused.
+        (["--label", "md-heading-v3"], "name chunker labels with --labels md-heading-v3"),
+        (["--label=hybrid-v4,md-heading-v3"], "with --labels hybrid-v4,md-heading-v3"),
+        # Beam's --labels spelling of job labels, from before ours took the name
+        (["--labels", "team=search"], "give Apache Beam (Dataflow) job labels as --label"),
+        (["--labels", '{"team": "search"}'], "looks like a job label"),
+    ],
+)
+def test_chunker_labels_and_dataflow_job_labels_are_told_apart(
+    tmp_path: Path, given: list[str], message: str
+) -> None:
+    from kebab_chunk.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        parse_args(["--input", CORPUS, "--output", str(tmp_path / "out"), *given])
+
+
+def test_a_dataflow_job_label_still_reaches_beam(tmp_path: Path) -> None:
+    config, beam_args = parse_args(
+        ["--input", CORPUS, "--output", str(tmp_path / "out"), "--label", "team=search"]
+    )
+    assert config.labels is None and beam_args == ["--label", "team=search"]
