@@ -75,7 +75,7 @@ PDFS = [
 ]
 FULL_DOCS, QUICK_DOCS = 10_000, 1_000
 HEAVY_DOCS, HEAVY_QUICK_DOCS = 3_000, 100  # CPU-heavy corpus: 20-40 sections per document
-HEAVY_ARGS = ["--chunkers", "hybrid-v1,hierarchical-v1", "--tokenizer", "tiktoken:cl100k_base"]
+HEAVY_ARGS = ["--labels", "hybrid-v1,hierarchical-v1", "--tokenizer", "tiktoken:cl100k_base"]
 IN_MEMORY = ["--direct_running_mode=in_memory"]
 MULTI_2 = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 MAX_IN_MEMORY_RATIO, MIN_SPEEDUP = 1.3, 1.6

@@ -87,7 +87,7 @@ def configure(
     input: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
     *,
-    chunkers: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
     parsers: Sequence[str] = (),
     policy: ChunkPolicy | None = None,
     include: Sequence[str] = (),
@@ -109,7 +109,7 @@ def configure(
     ``input`` is a folder, glob or file, or a list of them (``source_uri`` is then relative
     to their longest common parent folder); ``include``/``exclude`` are globs on paths
     below it, and hidden entries and tool folders are skipped unless ``include_hidden``
-    (docs/guide/corpus-selection.md). ``chunkers=None`` uses the default label per media type;
+    (docs/guide/corpus-selection.md). ``labels=None`` uses the default label per media type;
     ``parsers`` names parser versions to use instead of the defaults (e.g.
     ``["md-mistune-v1"]``); ``policy=None`` is ``ChunkPolicy()``. ``media_types`` maps
     extensions to a supported media type (``{".rst": "text/plain"}``); with
@@ -121,7 +121,7 @@ def configure(
     """
     check_update_options(update, overwrite=overwrite, previous=previous)
     for name, value in (
-        ("chunkers", chunkers),
+        ("labels", labels),
         ("parsers", parsers),
         ("include", include),
         ("exclude", exclude),
@@ -130,12 +130,12 @@ def configure(
             raise UsageError(
                 f"{name} must be a list, got the string {value!r}; write {name}=[{value!r}]."
             )
-    labels: tuple[str, ...] | None = None
-    if chunkers is not None:
-        labels = tuple(dict.fromkeys(label.strip() for label in chunkers if label.strip()))
-        if not labels:
-            raise UsageError("chunkers is empty; name at least one chunker label or pass None.")
-        for label in labels:
+    chosen_labels: tuple[str, ...] | None = None
+    if labels is not None:
+        chosen_labels = tuple(dict.fromkeys(label.strip() for label in labels if label.strip()))
+        if not chosen_labels:
+            raise UsageError("labels is empty; name at least one chunker label or pass None.")
+        for label in chosen_labels:
             get_chunker(label)  # UnknownChunkerError: one sentence listing the labels
     if max_file_bytes <= 0:
         raise UsageError(f"max_file_bytes must be > 0, got {max_file_bytes}.")
@@ -167,7 +167,7 @@ def configure(
         }
     )
     chosen = policy if policy is not None else ChunkPolicy()
-    if warning := check_tokenizer_use(labels, chosen.tokenizer):  # UsageError: none uses it
+    if warning := check_tokenizer_use(chosen_labels, chosen.tokenizer):  # UsageError: none uses it
         warnings.warn(warning + ".", UserWarning, stacklevel=2)
     corpus_filter = CorpusFilter.from_options(tuple(include), tuple(exclude), include_hidden)
     return RunConfig(
@@ -176,7 +176,7 @@ def configure(
         corpus=resolve_corpora(inputs),
         corpus_filter=corpus_filter,
         output=output_path,
-        labels=labels,
+        labels=chosen_labels,
         policy=chosen,
         max_file_bytes=max_file_bytes,
         parse_timeout_s=parse_timeout_s,

@@ -71,7 +71,7 @@ def check_chunk_parse_view(run: Any, out: Path) -> None:
     """``chunk`` (Markdown and PDF), ``parse`` and ``view`` work; ``run(*args)`` runs
     the command line."""
     for path, label in ((MARKDOWN, "md-heading-v3"), (PDF, "pdf-page-v3")):
-        done = run("chunk", str(path), "--chunker", label)
+        done = run("chunk", str(path), "--label", label)
         assert done.returncode == 0, done.stderr
         records = [json.loads(line) for line in done.stdout.splitlines()]
         assert records and all(r["chunk_id"] and r["text"] for r in records), done.stdout

@@ -88,11 +88,11 @@ def test_readers_refuse_an_unfinished_output(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"chunkers": "md-heading-v1"}, UsageError, "chunkers must be a list, got the string"),
-        ({"chunkers": []}, UsageError, "chunkers is empty"),
+        ({"labels": "md-heading-v1"}, UsageError, "labels must be a list, got the string"),
+        ({"labels": []}, UsageError, "labels is empty"),
         ({"exclude": "*.pdf"}, UsageError, "exclude must be a list, got the string"),
         ({"include": [""]}, UsageError, "empty"),
-        ({"chunkers": ["no-such-v9"]}, UnknownChunkerError, "no-such-v9"),
+        ({"labels": ["no-such-v9"]}, UnknownChunkerError, "no-such-v9"),
         ({"max_file_bytes": 0}, UsageError, "max_file_bytes must be > 0"),
         ({"chunk_timeout_s": -1}, UsageError, "chunk_timeout_s must be > 0"),
         ({"previous": "/nonexistent/prev"}, OutputDirError, "prev"),
@@ -102,7 +102,7 @@ def test_readers_refuse_an_unfinished_output(tmp_path: Path) -> None:
         ({"media_types": {"": "text/plain"}}, UsageError, "does not name a file extension"),
         (
             {
-                "chunkers": ["md-heading-v1"],
+                "labels": ["md-heading-v1"],
                 "policy": ChunkPolicy(tokenizer="tiktoken:cl100k_base"),
             },
             UsageError,

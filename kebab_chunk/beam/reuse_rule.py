@@ -163,7 +163,7 @@ class PreviousRun:
     output: str
     policy_hash: str
     labels: tuple[str, ...]  # the partitions it wrote
-    requested: tuple[str, ...] | None  # its --chunkers, None for the defaults
+    requested: tuple[str, ...] | None  # its --labels, None for the defaults
     defaults_by_media_type: tuple[tuple[str, tuple[str, ...]], ...]
     #: False for an output written before the documents table existed: nothing is reused.
     has_documents: bool = True

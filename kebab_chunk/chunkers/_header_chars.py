@@ -416,7 +416,7 @@ class HeaderCharsChunker(LabelledChunker):
         if doc.media_type not in _ACCEPTED_MEDIA_TYPES:
             raise UnsupportedDocumentError(
                 f"{self.label} chunks Markdown and plain text, not {doc.media_type!r} "
-                f"({doc.source_uri!r}); pick a label that accepts it (`kebab-chunk chunkers` "
+                f"({doc.source_uri!r}); pick a label that accepts it (`kebab-chunk labels` "
                 "lists each with the media types it is the default for)."
             )
         max_chars, overlap_chars = char_budget(policy)

@@ -34,7 +34,7 @@ class Chunker(Protocol):
     #: The immutable label, e.g. ``md-heading-v3`` (stored in every chunk as
     #: ``chunker_version``, the record's name for it).
     label: str
-    #: One line saying which documents the chunker accepts (shown by ``kebab-chunk chunkers``).
+    #: One line saying which documents the chunker accepts (shown by ``kebab-chunk labels``).
     accepts_description: str
     #: The ``policy.tokenizer`` values that shape this chunker's output: ``None`` when it
     #: counts with whatever tokenizer the policy names, else the few it sizes chunks with.
@@ -76,7 +76,7 @@ class Label:
 
     @property
     def description(self) -> str:
-        """``accepts: summary``, the line ``kebab-chunk chunkers`` shows."""
+        """``accepts: summary``, the line ``kebab-chunk labels`` shows."""
         return f"{self.accepts}: {self.summary}"
 
     def rules_as(self, kind: type[_R]) -> _R:
@@ -88,7 +88,7 @@ class Label:
 
 class LabelledChunker:
     """What every engine takes from its label row (the label, stored in every chunk, the
-    line ``kebab-chunk chunkers`` shows and the tokenizers it uses), and the default text to
+    line ``kebab-chunk labels`` shows and the tokenizers it uses), and the default text to
     embed: the shared recipe under the engine's ``embed_headings`` rule."""
 
     #: Which heading path lines the default ``embed_text`` leaves out (an engine's rules

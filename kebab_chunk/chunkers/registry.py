@@ -59,7 +59,7 @@ _HYBRID_V2 = replace(
 )
 _HYBRID_V3 = replace(_HYBRID_V2, merge_mixed_kinds=True)
 
-#: Every registered label, in the order ``kebab-chunk chunkers`` groups them.
+#: Every registered label, in the order ``kebab-chunk labels`` groups them.
 LABELS: tuple[Label, ...] = (
     Label(
         "md-heading-v1",
@@ -186,7 +186,7 @@ _BY_NAME: dict[str, Label] = {row.name: row for row in LABELS}
 #: Which labels a pipeline run applies when the user names none. The v2 labels replaced
 #: the v1 defaults (docs/internals/decisions.md, "Default labels and parsers by measurement"): level
 #: retrieval on the evaluation data, exact citations, and the v1 defects gone; the v1
-#: labels stay registered and reproduce old outputs with ``--chunkers``. hybrid-v3 replaced
+#: labels stay registered and reproduce old outputs with ``--labels``. hybrid-v3 replaced
 #: hybrid-v2 for the formats it chunks (docs/internals/decisions.md, "hybrid-v3 merges a
 #: slice with a rendered element"): the same chunks except no one-line chunk beside a table or list;
 #: pdf-page-v3 replaced pdf-page-v2 ("pdf-page-v3 never cuts after a list marker");

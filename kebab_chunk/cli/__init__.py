@@ -1,7 +1,7 @@
 """The ``kebab-chunk`` command line.
 
-Sub-commands: ``chunkers`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
-``chunk FILE... --chunker LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
+Sub-commands: ``labels`` (list labels), ``parse FILE`` (CanonicalDocument JSON),
+``chunk FILE... --label LABEL`` (JSON Lines of chunk records) and ``run`` (the Beam
 pipeline, options parsed by :mod:`kebab_chunk.cli.run`), ``rechunk`` (a scheduled update of
 one table, :mod:`kebab_chunk.cli.rechunk`), ``expire`` (drop an updated output's old
 snapshots, :mod:`kebab_chunk.cli.expire`), ``compact`` and ``export`` (an updated output
@@ -34,7 +34,7 @@ from kebab_chunk.cli._options import (
     unknown_option,
     unknown_option_sentence,
 )
-from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_chunkers
+from kebab_chunk.cli.chunk import add_chunk_parsers, cmd_chunk, cmd_labels
 from kebab_chunk.cli.diff import add_diff_parser, cmd_diff
 from kebab_chunk.cli.eval import add_eval_parser, cmd_eval
 from kebab_chunk.cli.exits import EXIT_DATA, EXIT_USAGE
@@ -68,6 +68,9 @@ _EXTRA_OF_COMMAND: dict[str, tuple[str, dict[str, str]]] = {
     "report": _REPORT,
     "eval": ("eval", {"numpy": "numpy"}),
 }
+#: Old names of commands, still run but shown nowhere (help, usage, errors): old name ->
+#: the command's name.
+_OLD_COMMAND_NAMES = {"chunkers": "labels"}
 
 
 def _check_extra(command: str) -> None:
@@ -164,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv, debug = _take_flag(list(sys.argv[1:] if argv is None else argv), "--debug")
     argv, verbose = _take_flag(argv, "--verbose")
     configure_logging(verbose)
+    if argv and argv[0] in _OLD_COMMAND_NAMES:
+        argv[0] = _OLD_COMMAND_NAMES[argv[0]]
     if argv and argv[0] in ("run", "rechunk"):
         # The pipeline's own options (run also takes them from python -m pipelines...).
         argv += ["--debug"] * debug + ["--verbose"] * verbose
@@ -181,8 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
         _check_extra(args.command)
-        if args.command == "chunkers":
-            return cmd_chunkers()
+        if args.command == "labels":
+            return cmd_labels()
         commands = {
             "parse": cmd_parse,
             "chunk": cmd_chunk,

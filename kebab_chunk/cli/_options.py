@@ -13,7 +13,7 @@ import argparse
 import difflib
 import logging
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, check_tokenizer_use
@@ -28,12 +28,13 @@ __all__ = [
     "DefaultsHelpFormatter",
     "add_limit_arguments",
     "add_merge_arguments",
+    "add_old_spelling",
     "add_parsers_argument",
     "add_policy_arguments",
     "check_filesystems",
     "check_tokenizer_use",
     "configure_logging",
-    "default_chunkers_help",
+    "default_labels_help",
     "default_parsers_help",
     "limits_from_args",
     "parse_error_sentence",
@@ -61,7 +62,7 @@ def _names(media_types: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def default_chunkers_help() -> str:
+def default_labels_help() -> str:
     """The default labels per media type as help text, from the registry itself (so a
     change of default cannot leave the help behind): ``md-heading-v3 for Markdown and
     text, ...``."""
@@ -283,15 +284,41 @@ def configure_logging(verbose: bool) -> None:
         root.setLevel(logging.INFO)
 
 
+class _OldSpelling(argparse._StoreAction):
+    """An option's old spelling: stores its value where the option does; shown nowhere."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
+
+
+def add_old_spelling(parser: Any, old: str, new: argparse.Action) -> None:
+    """Accept ``old`` as a spelling of the option ``new`` that no help, usage line or
+    suggestion shows: an option renamed keeps its old name for the scripts that use it.
+    ``parser`` is a parser or a group of one (a required option goes in a required
+    mutually exclusive group with its old spelling)."""
+    parser.add_argument(
+        old,
+        action=_OldSpelling,
+        new=new.option_strings[0],
+        dest=new.dest,
+        metavar=new.metavar,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
+
+
 def unknown_option(
-    args: Sequence[str], known: Collection[str], *, abbrev: bool = False
+    args: Sequence[str], known: Mapping[str, argparse.Action], *, abbrev: bool = False
 ) -> tuple[str, str | None] | None:
     """The first ``--option`` in ``args`` (before ``--``) that none of ``known`` is, with
     the known option closest to it (None if none is close); None when every one is known.
 
     Checked before argparse parses, because argparse reports a missing required option
     first: a typo ``--ouput`` read as "--output is required". ``abbrev``: a prefix of a
-    known option is argparse's to accept (or to call ambiguous), not unknown.
+    known option is argparse's to accept (or to call ambiguous), not unknown. An old
+    spelling (:func:`add_old_spelling`) is known, but the option suggested for a typo close
+    to it is the one help shows.
     """
     for arg in args:
         if arg == "--":
@@ -303,7 +330,10 @@ def unknown_option(
             continue
         bare = {k.lstrip("-"): k for k in known if k.startswith("--")}
         close = difflib.get_close_matches(name.lstrip("-"), bare, n=1, cutoff=0.75)
-        return name, bare[close[0]] if close else None
+        if not close:
+            return name, None
+        action = known[bare[close[0]]]
+        return name, action.new if isinstance(action, _OldSpelling) else bare[close[0]]
     return None
 
 

@@ -1,5 +1,5 @@
-"""``kebab-chunk chunk FILE... --chunker LABEL`` (chunk records as JSON Lines) and
-``kebab-chunk chunkers`` (the registered labels, what each accepts, which are defaults)."""
+"""``kebab-chunk chunk FILE... --label LABEL`` (chunk records as JSON Lines) and
+``kebab-chunk labels`` (the registered labels, what each accepts, which are defaults)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from kebab_chunk.chunkers.registry import (
 from kebab_chunk.cli._io import read_input, source_uri_for
 from kebab_chunk.cli._options import (
     add_limit_arguments,
+    add_old_spelling,
     add_parsers_argument,
     add_policy_arguments,
     check_tokenizer_use,
@@ -28,17 +29,21 @@ from kebab_chunk.errors import ParseError
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.report.progress import Progress
 
-__all__ = ["add_chunk_parsers", "cmd_chunk", "cmd_chunkers"]
+__all__ = ["add_chunk_parsers", "cmd_chunk", "cmd_labels"]
 
 
 def add_chunk_parsers(subparsers: Any) -> None:
-    subparsers.add_parser(
-        "chunkers", help="list the registered chunker labels and what they accept"
-    )
+    subparsers.add_parser("labels", help="list the registered chunker labels and what they accept")
     p = subparsers.add_parser("chunk", help="print chunk records of files as JSON Lines")
     p.add_argument("files", nargs="+", metavar="FILE", help="the documents to chunk")
-    p.add_argument(
-        "--chunker", required=True, metavar="LABEL", help="chunker label ('kebab-chunk chunkers')"
+    # Required either way: as --label, or as its old spelling --chunker (hidden).
+    label = p.add_mutually_exclusive_group(required=True)
+    add_old_spelling(
+        label,
+        "--chunker",
+        label.add_argument(
+            "--label", metavar="LABEL", help="the chunker label to apply ('kebab-chunk labels')"
+        ),
     )
     p.add_argument(
         "--root",
@@ -49,7 +54,7 @@ def add_chunk_parsers(subparsers: Any) -> None:
     add_limit_arguments(p)
 
 
-def cmd_chunkers() -> int:
+def cmd_labels() -> int:
     """One line per registered label: the label, a tab, what it accepts, and for a label a
     run applies when none is named, the media types it is the default for."""
     for label in registered_labels():
@@ -64,9 +69,9 @@ def cmd_chunk(args: argparse.Namespace) -> int:
 
     A ``--tokenizer`` the chunker does not use is refused (exit 2): it would change every
     chunk id and nothing else."""
-    chunker = get_chunker(args.chunker)
+    chunker = get_chunker(args.label)
     policy = policy_from_args(args)
-    check_tokenizer_use([args.chunker], policy.tokenizer)  # one label: refused or fine
+    check_tokenizer_use([args.label], policy.tokenizer)  # one label: refused or fine
     limits = limits_from_args(args)
     parse = ParserChoice.from_option(args.parsers)
     inputs = [(read_input(path), source_uri_for(path, args.root)) for path in args.files]

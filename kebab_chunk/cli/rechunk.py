@@ -134,7 +134,8 @@ def _refuse_unknown_options(args: Sequence[str]) -> None:
     run's and Beam's options are known too, those rechunk sets itself are not."""
     from kebab_chunk.cli.run import UNKNOWN_ELSE, known_options
 
-    known = (known_options() - set(_CHOSEN)) | set(_arg_parser()._option_string_actions)
+    known = {k: v for k, v in known_options().items() if k not in _CHOSEN}
+    known.update(_arg_parser()._option_string_actions)
     if typo := unknown_option(args, known):
         raise UsageError(unknown_option_sentence(*typo, UNKNOWN_ELSE))
 

@@ -168,7 +168,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
-    from kebab_chunk.cli._options import add_policy_arguments
+    from kebab_chunk.cli._options import add_old_spelling, add_policy_arguments
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "view",
@@ -178,8 +178,12 @@ def add_view_parser(subparsers: Any) -> argparse.ArgumentParser:
         "not fit the text it indexes.",
     )
     p.add_argument("file", metavar="FILE", help="the source document")
-    p.add_argument(
-        "--chunker", metavar="LABEL", help="chunker label (default: the media type's default)"
+    add_old_spelling(
+        p,
+        "--chunker",
+        p.add_argument(
+            "--label", metavar="LABEL", help="chunker label (default: the media type's default)"
+        ),
     )
     p.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
     p.add_argument(
@@ -203,8 +207,8 @@ def _default_label(media_type: str) -> str:
     labels = DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type)
     if not labels:
         raise UsageError(
-            f"there is no default chunker for {media_type}; pass --chunker LABEL "
-            "(see 'kebab-chunk chunkers')"
+            f"there is no default chunker for {media_type}; pass --label LABEL "
+            "(see 'kebab-chunk labels')"
         )
     return labels[0]
 
@@ -227,7 +231,7 @@ def _chunks_from_output(output: str, source_uri: str, label: str) -> list[Any]:
     rows = table.filter(mask).to_pylist()
     if not rows:
         raise UsageError(
-            f"{output} has no {label} chunks with source_uri {source_uri!r}; check --chunker "
+            f"{output} has no {label} chunks with source_uri {source_uri!r}; check --label "
             "and give --root the corpus directory of that run"
         )
     return [row_to_chunk(r) for r in rows]
@@ -244,7 +248,7 @@ def cmd_view(args: argparse.Namespace) -> int:
         raw = read_input(args.file)
         uri = source_uri_for(args.file, args.root)
         doc = parse_document(raw, uri)
-        label = args.chunker or _default_label(doc.media_type)
+        label = args.label or _default_label(doc.media_type)
         if args.from_output:
             get_chunker(label)  # an unknown label is one clear sentence
             chunks = _chunks_from_output(args.from_output, uri, label)

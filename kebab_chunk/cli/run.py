@@ -43,16 +43,17 @@ from kebab_chunk.beam.manifest import MANIFEST_NAME
 from kebab_chunk.beam.parse import DEFAULT_MAX_MEMORY_MB
 from kebab_chunk.beam.progress import count_selected_files
 from kebab_chunk.beam.read import DEFAULT_MAX_FILE_BYTES
-from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.chunkers.registry import get_chunker, registered_labels
 from kebab_chunk.cli._io import print_debug
 from kebab_chunk.cli._options import (
     DefaultsHelpFormatter,
     add_limit_arguments,
     add_merge_arguments,
+    add_old_spelling,
     check_filesystems,
     check_tokenizer_use,
     configure_logging,
-    default_chunkers_help,
+    default_labels_help,
     default_parsers_help,
     limits_from_args,
     unknown_option,
@@ -109,10 +110,14 @@ def _arg_parser() -> argparse.ArgumentParser:
         required=True,
         help="output directory: chunks/, errors/ and manifest.json are written there",
     )
-    p.add_argument(
+    add_old_spelling(
+        p,
         "--chunkers",
-        default=None,
-        help=f"comma-separated chunker labels (default: {default_chunkers_help()})",
+        p.add_argument(
+            "--labels",
+            default=None,
+            help=f"comma-separated chunker labels (default: {default_labels_help()})",
+        ),
     )
     p.add_argument(
         "--parsers",
@@ -313,11 +318,11 @@ def _beam_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def known_options() -> set[str]:
-    """Every option ``run`` takes: its own and Apache Beam's."""
+def known_options() -> dict[str, argparse.Action]:
+    """Every option ``run`` takes, its own and Apache Beam's, with what parses it."""
     return {
-        *_arg_parser()._option_string_actions,
-        *_beam_parser()._option_string_actions,
+        **_beam_parser()._option_string_actions,
+        **_arg_parser()._option_string_actions,
     }
 
 
@@ -328,10 +333,35 @@ UNKNOWN_ELSE = (
 
 
 def _check_beam_args(beam_args: Sequence[str]) -> None:
-    """Refuse arguments no Beam option knows, and bad values of Beam options."""
-    _, unknown = _beam_parser().parse_known_args(list(beam_args))
+    """Refuse arguments no Beam option knows, bad values of Beam options, and a chunker
+    label given to Beam's ``--label``."""
+    known, unknown = _beam_parser().parse_known_args(list(beam_args))
     if unknown:
         raise UsageError(f"unknown option {unknown[0]!r}{UNKNOWN_ELSE}")
+    for value in getattr(known, "labels", None) or ():
+        # Beam's --label sets Dataflow job labels (key=value): a run given a chunker label
+        # there would go on with the default labels.
+        if {name.strip() for name in value.split(",")} & set(registered_labels()):
+            raise UsageError(
+                f"--label {value} sets an Apache Beam (Dataflow) job label; name chunker "
+                f"labels with --labels {value}."
+            )
+
+
+def _chunker_labels(option: str) -> tuple[str, ...]:
+    """The labels of ``--labels``, each registered; a Dataflow job label given there (Beam's
+    --labels before ours had that name) is named as one."""
+    labels = tuple(dict.fromkeys(s.strip() for s in option.split(",") if s.strip()))
+    if not labels:
+        raise UsageError("--labels is empty; name at least one chunker label.")
+    for label in labels:
+        if "=" in label or label.startswith("{"):
+            raise UsageError(
+                f"--labels names chunker labels, and {label!r} looks like a job label; give Apache "
+                "Beam (Dataflow) job labels as --label KEY=VALUE, once per label."
+            )
+        get_chunker(label)
+    return labels
 
 
 def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
@@ -347,13 +377,7 @@ def parse_args(argv: Sequence[str]) -> tuple[RunConfig, list[str]]:
         {"--input": known.input, "--output": known.output, "--previous": known.previous}
     )
     _check_beam_args(beam_args)
-    labels: tuple[str, ...] | None = None
-    if known.chunkers is not None:
-        labels = tuple(dict.fromkeys(s.strip() for s in known.chunkers.split(",") if s.strip()))
-        if not labels:
-            raise UsageError("--chunkers is empty; name at least one chunker label.")
-        for label in labels:
-            get_chunker(label)
+    labels = None if known.labels is None else _chunker_labels(known.labels)
     parsers = ParserChoice.from_option(known.parsers)
     tokenizer = None
     if known.tokenizer is not None:

@@ -364,7 +364,7 @@ def _index_chunks(
         if not chunker.accepts(doc):
             raise UsageError(
                 f"{setting.label} does not chunk {document.name} ({doc.media_type}); choose a "
-                "label that does ('kebab-chunk chunkers' lists what each accepts)"
+                "label that does ('kebab-chunk labels' lists what each accepts)"
             )
         for chunk in with_embedding(chunker.chunk(doc, setting.policy), chunker, setting.policy):
             try:

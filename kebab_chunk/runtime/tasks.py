@@ -270,12 +270,12 @@ class ChunkTask:
         elif labels:
             message = (
                 f"none of the requested chunkers ({', '.join(labels)}) accepts "
-                f"{doc.media_type} documents; add one that does to --chunkers."
+                f"{doc.media_type} documents; add one that does to --labels."
             )
         else:
             message = (
                 f"no chunker runs by default for {doc.media_type} documents; "
-                "name one with --chunkers."
+                "name one with --labels."
             )
         return ErrorRecord(
             doc.source_uri,

@@ -38,8 +38,8 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        (["--chunkers", "md-heading-v1,nope-v1"], "unknown chunker label 'nope-v1'"),
-        (["--chunkers", " , "], "--chunkers is empty"),
+        (["--labels", "md-heading-v1,nope-v1"], "unknown chunker label 'nope-v1'"),
+        (["--labels", " , "], "--labels is empty"),
         (["--target-tokens", "100", "--overlap-tokens", "100"], "overlap_tokens"),
         (["--target-tokens", "0"], "target_tokens"),
         (["--tokenizer", "no-such-tokenizer"], "unknown tokenizer"),
@@ -125,7 +125,7 @@ def test_overwrite_replaces_the_whole_output(
             [
                 *argv,
                 "--overwrite",
-                "--chunkers",
+                "--labels",
                 "md-heading-v1",
                 "--target-tokens",
                 "128",
@@ -204,7 +204,7 @@ def test_no_merge_peers_gives_the_chunk_commands_records_and_is_not_reused_acros
     reuses none of its documents through --previous (the switch is in the policy hash)."""
     from kebab_chunk.cli import main as cli_main
 
-    label = ["--chunkers", "md-heading-v2"]
+    label = ["--labels", "md-heading-v2"]
     base = ["--input", str(tiny_corpus), *label, *QUIET]
     packed_out, apart_out = tmp_path / "packed", tmp_path / "apart"
     assert main([*base, "--output", str(packed_out)]) == 0
@@ -215,7 +215,7 @@ def test_no_merge_peers_gives_the_chunk_commands_records_and_is_not_reused_acros
     capsys.readouterr()
     monkeypatch.chdir(tiny_corpus)
     assert (
-        cli_main(["chunk", "installation.md", "--chunker", "md-heading-v2", "--no-merge-peers"])
+        cli_main(["chunk", "installation.md", "--label", "md-heading-v2", "--no-merge-peers"])
         == 0
     )
     expected = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -101,7 +101,7 @@ def test_the_refusal_of_another_media_type_suggests_no_wrong_label(chunker: Chun
     with pytest.raises(UnsupportedDocumentError) as caught:
         chunker.chunk(csv, _chars(100))
     message = str(caught.value)
-    assert "pdf-page" not in message and "`kebab-chunk chunkers`" in message, message
+    assert "pdf-page" not in message and "`kebab-chunk labels`" in message, message
 
 
 def test_plan_rejects_a_bad_budget() -> None:

@@ -29,17 +29,17 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
-def test_chunkers_lists_every_registered_label(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["chunkers"]) == 0
+def test_labels_lists_every_registered_label(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["labels"]) == 0
     listed = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == registered_labels()
 
 
-def test_chunkers_marks_each_default_with_its_media_types(
+def test_labels_marks_each_default_with_its_media_types(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A user picking a label sees which ones a run applies when none is named, and for what."""
-    assert main(["chunkers"]) == 0
+    assert main(["labels"]) == 0
     marks = {}
     for line in capsys.readouterr().out.splitlines():
         label, _, rest = line.partition("\t")
@@ -54,7 +54,7 @@ def test_chunkers_marks_each_default_with_its_media_types(
 
 
 def test_chunk_readme_records_slice_back_exactly() -> None:
-    result = _run("chunk", "README.md", "--chunker", "md-heading-v1", "--target-tokens", "128")
+    result = _run("chunk", "README.md", "--label", "md-heading-v1", "--target-tokens", "128")
     assert result.returncode == 0, result.stderr
     source = (ROOT / "README.md").read_bytes().decode("utf-8-sig")
     records = [json.loads(line) for line in result.stdout.splitlines()]
@@ -82,7 +82,7 @@ def test_chunk_readme_records_slice_back_exactly() -> None:
 
 def test_chunk_output_is_identical_across_hash_seeds() -> None:
     outputs = {
-        _run("chunk", "README.md", "--chunker", "md-heading-v1", env={"PYTHONHASHSEED": s}).stdout
+        _run("chunk", "README.md", "--label", "md-heading-v1", env={"PYTHONHASHSEED": s}).stdout
         for s in ("0", "1", "12345")
     }
     assert len(outputs) == 1 and next(iter(outputs))
@@ -92,7 +92,7 @@ def test_root_makes_source_uri_relative(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     target = tmp_path / "docs" / "a.md"
     target.write_text("# A\n\nSome text.\n", encoding="utf-8")
-    result = _run("chunk", str(target), "--chunker", "md-heading-v1", "--root", str(tmp_path))
+    result = _run("chunk", str(target), "--label", "md-heading-v1", "--root", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert {json.loads(x)["source_uri"] for x in result.stdout.splitlines()} == {"docs/a.md"}
 
@@ -112,25 +112,25 @@ OUTLINED_PDF = "fixtures/pdf-text-v2/outlined-report.pdf"
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["chunk", "README.md", "--chunker", "nope-v9"], "unknown chunker label 'nope-v9'"),
+        (["chunk", "README.md", "--label", "nope-v9"], "unknown chunker label 'nope-v9'"),
         (
-            ["chunk", "README.md", "--chunker", "md-heading-v1", "--target-tokens", "0"],
+            ["chunk", "README.md", "--label", "md-heading-v1", "--target-tokens", "0"],
             "target_tokens must be > 0",
         ),
         (
-            ["chunk", "README.md", "--chunker", "md-heading-v1", "--overlap-tokens", "900"],
+            ["chunk", "README.md", "--label", "md-heading-v1", "--overlap-tokens", "900"],
             "overlap_tokens",
         ),
-        (["chunk", "missing.md", "--chunker", "md-heading-v1"], "missing.md does not exist"),
-        (["chunk", "fixtures", "--chunker", "md-heading-v1"], "is a directory"),
-        (["chunk", "README.md"], "--chunker"),
-        (["chunk", "README.md", "--chunker", "md-heading-v1", "--bogus"], "--bogus"),
+        (["chunk", "missing.md", "--label", "md-heading-v1"], "missing.md does not exist"),
+        (["chunk", "fixtures", "--label", "md-heading-v1"], "is a directory"),
+        (["chunk", "README.md"], "--label"),
+        (["chunk", "README.md", "--label", "md-heading-v1", "--bogus"], "--bogus"),
         (
-            ["chunk", "README.md", "--chunker", "pdf-page-v1"],
+            ["chunk", "README.md", "--label", "pdf-page-v1"],
             "pdf-page-v1 needs every block to be a paragraph citing one exact page range",
         ),
         (
-            ["chunk", OUTLINED_PDF, "--chunker", "pdf-page-v1"],
+            ["chunk", OUTLINED_PDF, "--label", "pdf-page-v1"],
             f"pdf-page-v1 needs blocks from parser pdf-text-v1, but {OUTLINED_PDF} was parsed by "
             "pdf-text-v2; pass --parsers pdf-text-v1",
         ),
@@ -147,7 +147,7 @@ def test_user_errors_are_one_sentence_and_exit_2(args: list[str], needle: str) -
 
 
 def test_the_parser_the_refusal_names_is_the_fix() -> None:
-    result = _run("chunk", OUTLINED_PDF, "--chunker", "pdf-page-v1", "--parsers", "pdf-text-v1")
+    result = _run("chunk", OUTLINED_PDF, "--label", "pdf-page-v1", "--parsers", "pdf-text-v1")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count('"chunker_version":"pdf-page-v1"') > 0
 
@@ -175,7 +175,7 @@ def test_hybrid_contextualised_counts_never_exceed_max_tokens(path: str) -> None
         result = _run(
             "chunk",
             path,
-            "--chunker",
+            "--label",
             "hybrid-v1",
             "--tokenizer",
             "cl100k_base",
@@ -199,7 +199,7 @@ def test_one_unparseable_file_is_reported_and_the_others_still_chunk() -> None:
         "chunk",
         "fixtures/docx/not-a-zip.docx",
         "fixtures/docx/report.docx",
-        "--chunker",
+        "--label",
         "hierarchical-v1",
     )
     assert result.returncode == 1

@@ -70,10 +70,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     corpus.mkdir()
     guide = _guide()
     _write(corpus, guide, "Second sentence.")
-    old = run_pipeline(corpus, root / "old", "--chunkers", LABELS)
+    old = run_pipeline(corpus, root / "old", "--labels", LABELS)
     at = guide.index("Install the package.") + len("Install the package.")
     _write(corpus, guide[:at] + INSERTED + guide[at:], "Second sentence, now changed.")
-    new = run_pipeline(corpus, root / "new", "--chunkers", LABELS)
+    new = run_pipeline(corpus, root / "new", "--labels", LABELS)
     shutil.rmtree(corpus)
     return Runs(old, new, (at, at + len(INSERTED)))
 

@@ -64,7 +64,7 @@ def _one_sentence(err: str) -> str:
 def test_a_small_max_pages_refuses_the_pdf_naming_the_option(
     command: str, five_pages: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = ["--chunker", "pdf-page-v1"] if command == "chunk" else []
+    extra = ["--label", "pdf-page-v1"] if command == "chunk" else []
     status = main([command, str(five_pages), *extra, "--max-pages", "3"])
     out, err = capsys.readouterr()
     assert status == (2 if command == "parse" else 1)
@@ -82,7 +82,7 @@ def test_parse_within_max_pages_works(five_pages: Path, capsys: pytest.CaptureFi
 
 
 def test_chunk_within_max_pages_works(five_pages: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["chunk", str(five_pages), "--chunker", "pdf-page-v1", "--max-pages", "5"]) == 0
+    assert main(["chunk", str(five_pages), "--label", "pdf-page-v1", "--max-pages", "5"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(records) == 5
 
@@ -99,7 +99,7 @@ def test_the_default_refuses_a_pdf_over_2000_pages(
 def test_a_raised_max_pages_reads_a_pdf_over_2000_pages(
     command: str, over_default: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = ["--chunker", "pdf-page-v1"] if command == "chunk" else []
+    extra = ["--label", "pdf-page-v1"] if command == "chunk" else []
     assert main([command, str(over_default), *extra, "--max-pages", "3000"]) == 0
     out, err = capsys.readouterr()
     if command == "parse":
@@ -124,7 +124,7 @@ def test_a_raised_max_pages_reads_a_pdf_over_2000_pages(
 def test_a_limit_that_is_not_positive_is_one_sentence_and_exit_2(
     command: str, option: str, value: str, five_pages: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = ["--chunker", "pdf-page-v1"] if command == "chunk" else []
+    extra = ["--label", "pdf-page-v1"] if command == "chunk" else []
     assert main([command, str(five_pages), *extra, option, value]) == 2
     out, err = capsys.readouterr()
     assert out == ""

@@ -43,7 +43,7 @@ DOCS = 5
 CHANGED = "doc002.md"
 LABEL = "md-heading-v1"
 #: Passed through to ``kebab-chunk run`` unchanged (one label keeps each run small).
-RUN_OPTIONS = ["--chunkers", LABEL, *QUIET]
+RUN_OPTIONS = ["--labels", LABEL, *QUIET]
 #: The directories whose files snapshots reference (kebab_chunk/output/snapshots.py).
 TABLE_DIRS = ("chunks", "documents", "errors", "_deletes", "changes")
 
@@ -337,7 +337,7 @@ def test_a_failed_first_run_says_the_table_has_no_snapshot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus, runs = write_corpus(tmp_path / "corpus", 1), tmp_path / "runs"
-    status = _rechunk(corpus, runs, "--chunkers", "no-such-label")
+    status = _rechunk(corpus, runs, "--labels", "no-such-label")
     assert status == 2  # run's own usage error, said once by run
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "kebab-chunk rechunk" not in err, err

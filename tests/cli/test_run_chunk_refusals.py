@@ -42,7 +42,7 @@ def test_a_pdf_from_the_default_parser_names_the_parser_pdf_page_v1_needs(
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     shutil.copy(REPO / "fixtures" / "pdf-text-v2" / "outlined-report.pdf", corpus / "report.pdf")
-    (row,) = _run(corpus, tmp_path / "out", "--chunkers", "pdf-page-v1")
+    (row,) = _run(corpus, tmp_path / "out", "--labels", "pdf-page-v1")
     assert (row["source_uri"], row["stage"], row["error_type"]) == (
         "report.pdf",
         "chunk",
@@ -53,7 +53,7 @@ def test_a_pdf_from_the_default_parser_names_the_parser_pdf_page_v1_needs(
         "pdf-text-v2; pass --parsers pdf-text-v1 (parser_version='pdf-text-v1' in the library)."
     )
     pinned = tmp_path / "pinned"
-    assert _run(corpus, pinned, "--chunkers", "pdf-page-v1", "--parsers", "pdf-text-v1") == []
+    assert _run(corpus, pinned, "--labels", "pdf-page-v1", "--parsers", "pdf-text-v1") == []
     assert output_chunks(pinned)
 
 
@@ -64,7 +64,7 @@ def test_a_quadratic_output_is_one_limit_exceeded_row(tmp_path: Path) -> None:
     rows = "".join(f"{r},item {r},{r * 3}\n" for r in range(200))
     (corpus / "wide.csv").write_text(f"{header}\n{rows}")
     output = tmp_path / "out"
-    (row,) = _run(corpus, output, "--chunkers", "hybrid-v3,hybrid-v4")
+    (row,) = _run(corpus, output, "--labels", "hybrid-v3,hybrid-v4")
     assert (row["source_uri"], row["stage"], row["error_type"], row["chunker_version"]) == (
         "wide.csv",
         "chunk",

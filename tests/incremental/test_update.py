@@ -56,9 +56,7 @@ class Step:
 
 
 def _run(corpus: Path, output: Path, labels: list[str] | None, update: bool) -> dict[str, Any]:
-    result = run_pipeline(
-        str(corpus), str(output), chunkers=labels, update=update, beam_args=RUNNER
-    )
+    result = run_pipeline(str(corpus), str(output), labels=labels, update=update, beam_args=RUNNER)
     return result.manifest
 
 

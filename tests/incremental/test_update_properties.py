@@ -57,7 +57,7 @@ def test_replaying_the_change_feeds_gives_the_last_snapshot(ops: list[str], seed
                 labels = 1 - labels
             apply_op(op, corpus, rng, step)
             manifest = run(
-                str(corpus), str(table), chunkers=LABELS[labels], update=True, beam_args=RUNNER
+                str(corpus), str(table), labels=LABELS[labels], update=True, beam_args=RUNNER
             ).manifest
             assert manifest["snapshot"]["id"] == step
             records = _records(table, step)
@@ -71,7 +71,7 @@ def test_replaying_the_change_feeds_gives_the_last_snapshot(ops: list[str], seed
                     state[key] = records[key]
             assert state == records, (ops, step)
         full = root / "full"
-        run(str(corpus), str(full), chunkers=LABELS[labels], beam_args=RUNNER)
+        run(str(corpus), str(full), labels=LABELS[labels], beam_args=RUNNER)
         assert _records(table, None) == _records(full, None)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -45,7 +45,7 @@ def _run_cases(corpus: Path, tmp_path: Path) -> dict[str, list[str]]:
         "missing input": ["--input", str(tmp_path / "nope"), "--output", out],
         "unwritable output": ["--input", str(corpus), "--output", UNWRITABLE],
         "output below a file": ["--input", str(corpus), "--output", f"{a_file}/out"],
-        "unknown label": ["--input", str(corpus), "--output", out, "--chunkers", "md-v9"],
+        "unknown label": ["--input", str(corpus), "--output", out, "--labels", "md-v9"],
         "policy out of range": [
             "--input",
             str(corpus),
@@ -116,9 +116,9 @@ def test_debug_adds_the_traceback(
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["chunk", "/no/such/file.md", "--chunker", "md-heading-v1"], "does not exist"),
-        (["chunk", "{a}", "--chunker", "md-heading-v9"], "unknown chunker label"),
-        (["chunk", "{a}", "--chunker", "md-heading-v1", "--target-tokens", "0"], "target_tokens"),
+        (["chunk", "/no/such/file.md", "--label", "md-heading-v1"], "does not exist"),
+        (["chunk", "{a}", "--label", "md-heading-v9"], "unknown chunker label"),
+        (["chunk", "{a}", "--label", "md-heading-v1", "--target-tokens", "0"], "target_tokens"),
         (["parse", "{dir}"], "is a directory"),
     ],
 )

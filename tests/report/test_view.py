@@ -229,7 +229,7 @@ def test_cli_view_uses_the_default_chunker_and_reports(tmp_path: Path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["fixtures/markdown/headings.md", "--chunker", "nope-v9"], "nope-v9"),
+        (["fixtures/markdown/headings.md", "--label", "nope-v9"], "nope-v9"),
         (["fixtures/markdown/missing.md"], "does not exist"),
         (["fixtures/markdown/headings.md", "--target-tokens", "0"], "target_tokens"),
         (["fixtures/pdf/encrypted-real-password.pdf"], "encrypted"),
@@ -253,14 +253,14 @@ def test_cli_view_without_a_default_chunker_asks_for_one(
     html = str(FIXTURES / "html/article.html")
     result = run_cli(["view", html, "--html", str(tmp_path / "v.html")])
     assert result.status == 2
-    assert "no default chunker for text/html; pass --chunker LABEL" in result.err
+    assert "no default chunker for text/html; pass --label LABEL" in result.err
 
 
 def test_cli_view_from_a_pipeline_output(pipeline_output: Path, tmp_path: Path):
     target = tmp_path / "view.html"
     pdf = CORPUS / "pdf/one-long-page.pdf"
     argv = ["view", str(pdf), "--root", str(CORPUS), "--from-output", str(pipeline_output)]
-    result = run_cli([*argv, "--chunker", "pdf-page-v3", "--html", str(target)])
+    result = run_cli([*argv, "--label", "pdf-page-v3", "--html", str(target)])
     assert result.status == 0, result.err
     dom = parse_dom(target.read_text(encoding="utf-8"))
     shown = {n.text() for n in dom.by_class("chunk-key")}
@@ -295,7 +295,7 @@ def test_cli_view_exits_1_when_an_output_has_a_bad_span(tmp_path: Path):
             str(path.parent),
             "--from-output",
             str(out),
-            "--chunker",
+            "--label",
             "md-heading-v1",
             "--html",
             str(tmp_path / "v.html"),

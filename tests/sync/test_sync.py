@@ -37,8 +37,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Vector
     return make_store(request.param, request, tmp_path)
 
 
-def _update(corpus: Path, table: Path, chunkers: list[str] | None = None) -> None:
-    run(str(corpus), str(table), chunkers=chunkers, update=True, beam_args=RUNNER)
+def _update(corpus: Path, table: Path, labels: list[str] | None = None) -> None:
+    run(str(corpus), str(table), labels=labels, update=True, beam_args=RUNNER)
 
 
 def test_sync_fills_an_empty_store_and_a_second_sync_does_nothing(
@@ -140,7 +140,7 @@ def test_a_half_written_store_is_completed(
 def test_labels_are_chosen_or_refused(store: Callable[[], VectorStore], tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus", 3, seed=7)
     table = tmp_path / "table"
-    _update(corpus, table, chunkers=["md-heading-v3", "hybrid-v4"])
+    _update(corpus, table, labels=["md-heading-v3", "hybrid-v4"])
     counting = CountingEmbedder()
     # Markdown's default label is md-heading-v3: hybrid-v4's chunks stay out.
     report = sync(table, store(), embedder=counting.embedder, cache=EmbeddingCache())

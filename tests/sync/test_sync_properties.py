@@ -62,7 +62,7 @@ def test_the_store_follows_any_sequence_of_runs(
                 if op == "relabel":
                     labels = 1 - labels
                 apply_op(op, corpus, rng, step)
-                run(str(corpus), str(table), chunkers=LABELS[labels], update=True,
+                run(str(corpus), str(table), labels=LABELS[labels], update=True,
                     beam_args=RUNNER)
                 report = sync(table, store(), embedder=counting.embedder, cache=cache)
                 target = store()
