@@ -9,6 +9,7 @@ import pytest
 
 from kebab_chunk.chunkers.base import make_chunk
 from kebab_chunk.chunkers.embedding import with_embedding
+from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import (
     CanonicalDocument,
     Chunk,
@@ -46,7 +47,10 @@ def _doc(uri: str) -> CanonicalDocument:
 
 def _chunk(uri: str, text: str, spans: tuple[SourceSpan, ...], position: int = 0) -> Chunk:
     policy = ChunkPolicy()
-    return with_embedding([_made(uri, text, spans, position)], object(), policy)[0]
+    # md-heading-v2 embeds by the shared recipe ("first-line" headings), as any label without
+    # a rule of its own does.
+    chunker = get_chunker("md-heading-v2")
+    return with_embedding([_made(uri, text, spans, position)], chunker, policy)[0]
 
 
 def _made(uri: str, text: str, spans: tuple[SourceSpan, ...], position: int) -> Chunk:
