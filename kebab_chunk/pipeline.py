@@ -13,8 +13,9 @@
 Every argument but the input and output has the command's default; ``beam_args`` takes
 any standard Apache Beam pipeline option (``["--runner=FlinkRunner", ...]``), so the same
 call runs on the DirectRunner, Flink, Spark or Dataflow. Bad values raise a
-:class:`~kebab_chunk.errors.KebabError` with one sentence before anything is written. The
-command line builds its run through :func:`configure` too, so both agree by construction.
+:class:`~kebab_chunk.errors.KebabError` with one sentence before anything is written.
+:func:`configure` and the command line share their checks (``beam/locations.py``, the
+chunker registry), and tests/test_python_api.py pins that both build the same run.
 
 To wire the steps into a pipeline of one's own, use the transforms of
 :mod:`kebab_chunk.beam` (``ReadCorpus``, ``ParseAndChunk``, ...); docs/guide/python-api.md shows
