@@ -14,12 +14,17 @@ Memory (an external sort, kebab_chunk/beam/spill.py): no step groups the rows. E
 buffers its chunks as compact encoded rows (kebab_chunk/beam/coders.py) up to
 ``spill_bytes`` per bundle and writes them, sorted, as spill files under
 ``OUTPUT/_tmp-<run token>/``; only ``(label, spill path, rows)`` travels on. The label's
-row count (the sum of its spills' counts) gives ``n``; one work item per (label, shard)
-then streams a k-way merge of the label's spill files (merged in passes first when there
-are more than ``fan_in``), keeps the rows of its shard and writes the part file. The
-Parquet writer needs the whole shard to give the same bytes as one ``write_table`` call
-(pyarrow starts a row group per call), so the writer holds one shard as Arrow columns,
-bounded by ``rows_per_file``, not by the corpus. The temporary directory is deleted once
+row count (the sum of its spills' counts) gives ``n``. Its spill files are then cut into
+at most ``fan_in`` groups of at most ``fan_in`` files (merged in passes first in the rare
+case of more than ``fan_in`` squared); one work item per group merges its files and
+splits them by shard into run files, and only segment references (path, offset, length)
+travel on, grouped by shard. One work item per (label, shard) then streams a k-way merge
+of its segments and writes the part file. Each spilled byte is read twice, however many
+shards there are (a writer that read the label's whole merge to keep one shard made the
+job quadratic: ~25 s per part file at 1,000,000 documents). The Parquet writer needs
+the whole shard to give the same bytes as one ``write_table`` call (pyarrow starts a row
+group per call), so the writer holds one shard as Arrow columns, bounded by
+``rows_per_file``, not by the corpus. The temporary directory is deleted once
 every part file is written, before ``written`` is emitted (so before the manifest).
 
 The writer also enforces one record per (label, chunk_id): every duplicate of an id lands
@@ -54,12 +59,14 @@ from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row, encode
 from kebab_chunk.beam.spill import (
     DEFAULT_FAN_IN,
     TEMP_PREFIX,
+    Segment,
     entry_id,
     entry_record,
     make_entry,
     merge_to_fan_in,
-    merged_entries,
+    merged_segments,
     remove_temp_dir,
+    split_by_shard,
     write_spill,
 )
 from kebab_chunk.beam.validate import conflict_errors
@@ -67,7 +74,7 @@ from kebab_chunk.elements import WrittenFile
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.chunk_index import line_of_row
 from kebab_chunk.output.digest import DigestSink, digest_bytes
-from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, chunk_shard, part_name, shard_count
+from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, part_name, shard_count
 from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.output.schema import (
     PARTITION_COLUMN,
@@ -98,8 +105,17 @@ ERRORS = "errors"
 _SOURCE = ROW_FIELDS.index("source_uri")
 #: A spill as it travels: (label, spill path, rows in it).
 _Spill = tuple[str, str, int]
-#: A shard work item: (label, shard index, shard count, the label's spill paths).
-_ShardTask = tuple[str, int, int, tuple[str, ...]]
+#: A split work item: (label, shard count, group number, the group's spill paths).
+_SplitTask = tuple[str, int, int, tuple[str, ...]]
+#: A shard: (label, shard index, shard count).
+_Shard = tuple[str, int, int]
+#: Where a shard's rows are: (group number, run number, segment); None marks the shard.
+_Located = tuple[int, int, Segment] | None
+#: Output tag of the planner: every shard of every label, so an empty one gets its file.
+_SHARDS = "shards"
+#: Bytes a split buffers before it writes a run file, as a multiple of ``spill_bytes``:
+#: larger runs mean fewer files and fewer segment references per shard.
+_RUN_SPILLS = 4
 
 
 def _malloc_trim() -> Any:
@@ -167,29 +183,42 @@ class _SpillFn(beam.DoFn):
 
 
 class _PlanShardsFn(beam.DoFn):
-    """Per label: the shard count from its spills' rows, and one work item per shard."""
+    """Per label: the shard count from its spills' rows, one split task per group of
+    spill files, and (tagged ``shards``) a marker per shard."""
 
     def __init__(self, temp_dir: str, rows_per_file: int, fan_in: int) -> None:
         self._temp_dir = temp_dir
         self._rows_per_file = rows_per_file
         self._fan_in = fan_in
 
-    def process(
-        self, element: tuple[str, Iterable[tuple[str, int] | None]]
-    ) -> Iterator[_ShardTask]:
+    def process(self, element: tuple[str, Iterable[tuple[str, int] | None]]) -> Iterator[Any]:
         label, spills = element
         listed = [s for s in spills if s is not None]
         n = shard_count(sum(rows for _, rows in listed), self._rows_per_file)
-        paths = tuple(merge_to_fan_in(self._temp_dir, (p for p, _ in listed), self._fan_in))
+        fan_in = self._fan_in
+        paths = merge_to_fan_in(self._temp_dir, (p for p, _ in listed), fan_in, fan_in**2)
+        groups = -(-len(paths) // fan_in)
+        for g in range(groups):  # near-equal groups, so the splits take similar time
+            cut = slice(g * len(paths) // groups, (g + 1) * len(paths) // groups)
+            yield label, n, g, tuple(paths[cut])
         for i in range(n):
-            yield label, i, n, paths
+            yield pvalue.TaggedOutput(_SHARDS, ((label, i, n), None))
 
 
-def _shard_entries(entries: Iterable[bytes], index: int, count: int) -> Iterator[bytes]:
-    """The entries whose ``int(chunk_id[:12], 16) % count == index``."""
-    if count == 1:
-        return iter(entries)
-    return (e for e in entries if chunk_shard(entry_id(e), count) == index)
+class _SplitFn(beam.DoFn):
+    """Merges one group of a label's spill files and splits it by shard into run files."""
+
+    def __init__(self, temp_dir: str, run_bytes: int) -> None:
+        self._temp_dir = temp_dir
+        self._run_bytes = run_bytes
+
+    def process(self, task: _SplitTask) -> Iterator[tuple[_Shard, _Located]]:
+        label, count, group, paths = task
+        for shard, run, segment in split_by_shard(
+            self._temp_dir, label, paths, count, self._run_bytes
+        ):
+            yield (label, shard, count), (group, run, segment)
+        _return_free_memory()
 
 
 def _unique_rows(
@@ -219,18 +248,23 @@ def _unique_rows(
 
 
 class _WritePartFn(beam.DoFn):
-    """Merges a label's spills, keeps one shard, checks ids and writes the part file."""
+    """Merges one shard's segments, checks ids and writes the part file."""
 
     def __init__(self, output: str, prefix: str = "") -> None:
         self._output = output
         self._prefix = prefix
 
-    def process(self, task: _ShardTask) -> Iterator[Any]:
-        label, index, count, paths = task
+    def process(self, element: tuple[_Shard, Iterable[_Located]]) -> Iterator[Any]:
+        (label, index, count), located = element
         _return_free_memory()  # whatever earlier stages freed, before this shard's table
+        chains: dict[int, list[tuple[int, Segment]]] = defaultdict(list)
+        for group, run, segment in filter(None, located):
+            chains[group].append((run, segment))
+        entries = merged_segments(
+            [[segment for _, segment in sorted(chains[g])] for g in sorted(chains)]
+        )
         per_source: dict[str, list[str]] = defaultdict(list)
         errors: list[ErrorRecord] = []
-        entries = _shard_entries(merged_entries(paths), index, count)
         table = rows_table(_unique_rows(label, entries, per_source, errors))
         _return_free_memory()  # the decoded rows' pages, before the Parquet writer's
         relative = f"chunks/{PARTITION_COLUMN}={label}/{self._prefix}{part_name(index, count)}"
@@ -329,13 +363,25 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
             | "Run labels" >> beam.Create(self._labels)
             | "Label markers" >> beam.Map(lambda label: (label, None))
         )
-        written = (
+        planned = (
             (spills, markers)
             | "Merge spills and markers" >> beam.Flatten()
             | "Spills per label" >> beam.GroupByKey()
             | "Plan shards"
-            >> beam.ParDo(_PlanShardsFn(self._temp_dir, self._rows_per_file, self._fan_in))
-            | "Spread shards" >> beam.Reshuffle()
+            >> beam.ParDo(
+                _PlanShardsFn(self._temp_dir, self._rows_per_file, self._fan_in)
+            ).with_outputs(_SHARDS, main="splits")
+        )
+        segments = (
+            planned.splits
+            | "Spread splits" >> beam.Reshuffle()
+            | "Split spills by shard"
+            >> beam.ParDo(_SplitFn(self._temp_dir, _RUN_SPILLS * self._spill_bytes))
+        )
+        written = (
+            (planned[_SHARDS], segments)
+            | "Merge shards and segments" >> beam.Flatten()
+            | "Segments per shard" >> beam.GroupByKey()
             | "Check ids and write part files"
             >> beam.ParDo(_WritePartFn(self._output, self._prefix)).with_outputs(
                 CHUNK_COUNTS, ERRORS, main="written"
