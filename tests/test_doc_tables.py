@@ -18,25 +18,15 @@ from pathlib import Path
 import pytest
 
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, LABELS
-from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, PARSER_VERSIONS
+from kebab_chunk.parsers.registry import (
+    DEFAULT_PARSER_VERSIONS,
+    MEDIA_TYPE_NAMES,
+    PARSER_VERSIONS,
+    media_type_names,
+)
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "labels.md"
 UPDATE = os.environ.get("KEBAB_UPDATE_DOCS") == "1"
-#: How the docs name each media type, in the order a "default for" list gives them.
-FORMAT_NAMES = {
-    "text/markdown": "Markdown",
-    "text/plain": "plain text",
-    "application/pdf": "PDF",
-    "text/html": "HTML",
-    "text/csv": "CSV",
-    "text/tab-separated-values": "TSV",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX",
-    "application/vnd.docling+json": "docling JSON",
-}
-
-
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _cell(text: str) -> str:
@@ -52,11 +42,11 @@ def labels_table() -> str:
     ]
     for row in LABELS:
         formats = [
-            name
-            for media, name in FORMAT_NAMES.items()
+            media
+            for media in MEDIA_TYPE_NAMES
             if row.name in DEFAULT_LABELS_BY_MEDIA_TYPE.get(media, ())
         ]
-        mark = f"**default for {_listed(formats)}.** " if formats else ""
+        mark = f"**default for {media_type_names(formats)}.** " if formats else ""
         tokenizers = "any" if row.tokenizers is None else ", ".join(sorted(row.tokenizers))
         rows.append(
             f"| `{row.name}` | {_cell(row.accepts)} | {mark}{_cell(row.summary)} | {tokenizers} |"
@@ -68,13 +58,13 @@ def parsers_table() -> str:
     """The table of every registered parser version, in registry order, defaults marked."""
     rows = ["| parser version | reads | what its documents are |", "|---|---|---|"]
     for row in PARSER_VERSIONS:
-        reads = _listed([FORMAT_NAMES.get(media, media) for media in row.media_types])
+        reads = media_type_names(row.media_types)
         formats = [
-            name
-            for media, name in FORMAT_NAMES.items()
+            media
+            for media in MEDIA_TYPE_NAMES
             if DEFAULT_PARSER_VERSIONS.get(media) == row.name
         ]
-        mark = f"**default for {_listed(formats)}.** " if formats else ""
+        mark = f"**default for {media_type_names(formats)}.** " if formats else ""
         rows.append(f"| `{row.name}` | {reads} | {mark}{_cell(row.summary)} |")
     return "\n".join(rows)
 

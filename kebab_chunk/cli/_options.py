@@ -20,7 +20,12 @@ from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, check_to
 from kebab_chunk.errors import LimitExceededError, ParseError, UsageError
 from kebab_chunk.model import ChunkPolicy, make_policy
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
-from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, parser_versions
+from kebab_chunk.parsers.registry import (
+    DEFAULT_PARSER_VERSIONS,
+    MEDIA_TYPE_NAMES,
+    media_type_names,
+    parser_versions,
+)
 from kebab_chunk.report.progress import write_above
 from kebab_chunk.tokenizers import canonical_tokenizer_name, get_tokenizer
 
@@ -45,31 +50,14 @@ __all__ = [
 
 
 #: How help texts name a media type.
-_MEDIA_NAMES = {
-    "text/markdown": "Markdown",
-    "text/plain": "text",
-    "application/pdf": "PDF",
-    "text/html": "HTML",
-    "text/csv": "CSV",
-    "text/tab-separated-values": "TSV",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX",
-    "application/vnd.docling+json": "docling JSON",
-}
-
-
-def _names(media_types: list[str]) -> str:
-    names = [_MEDIA_NAMES.get(m, m) for m in media_types]
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
 def default_labels_help() -> str:
     """The default labels per media type as help text, from the registry itself (so a
     change of default cannot leave the help behind): ``md-heading-v3 for Markdown and
-    text, ...``."""
+    plain text, ...``."""
     grouped: dict[str, list[str]] = {}
     for media_type, labels in DEFAULT_LABELS_BY_MEDIA_TYPE.items():
         grouped.setdefault(" + ".join(labels), []).append(media_type)
-    return ", ".join(f"{labels} for {_names(types)}" for labels, types in grouped.items())
+    return ", ".join(f"{labels} for {media_type_names(types)}" for labels, types in grouped.items())
 
 
 def default_parsers_help() -> str:
@@ -77,7 +65,7 @@ def default_parsers_help() -> str:
     text (the others have only the one)."""
     readers = [t for types in parser_versions().values() for t in types]
     choices = [
-        f"{version} for {_MEDIA_NAMES.get(media_type, media_type)}"
+        f"{version} for {MEDIA_TYPE_NAMES.get(media_type, media_type)}"
         for media_type, version in DEFAULT_PARSER_VERSIONS.items()
         if readers.count(media_type) > 1
     ]

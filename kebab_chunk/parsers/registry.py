@@ -29,6 +29,7 @@ from kebab_chunk.parsers.rules import DoclingRules, HtmlRules, PdfRules
 
 __all__ = [
     "DEFAULT_PARSER_VERSIONS",
+    "MEDIA_TYPE_NAMES",
     "PARSER_VERSIONS",
     "MediaTypeMap",
     "ParserChoice",
@@ -37,6 +38,7 @@ __all__ = [
     "get_parser",
     "get_parser_by_version",
     "is_supported",
+    "media_type_names",
     "parse_document",
     "parser_versions",
     "parser_versions_for",
@@ -150,6 +152,26 @@ DEFAULT_PARSER_VERSIONS: dict[str, str] = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx-v1",
     "application/vnd.docling+json": "docling-json-v2",
 }
+#: What help texts and docs call each supported media type, in the order they list them.
+MEDIA_TYPE_NAMES: dict[str, str] = {
+    "text/markdown": "Markdown",
+    "text/plain": "plain text",
+    "application/pdf": "PDF",
+    "text/html": "HTML",
+    "text/csv": "CSV",
+    "text/tab-separated-values": "TSV",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "DOCX",
+    "application/vnd.docling+json": "docling JSON",
+}
+
+
+def media_type_names(media_types: Iterable[str]) -> str:
+    """``Markdown, PDF and HTML``: the names of ``media_types`` (a type without a name as
+    itself), in the given order, as a list in a sentence."""
+    names = [MEDIA_TYPE_NAMES.get(m, m) for m in media_types]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 _REGISTRY: dict[str, ParserVersion] = {
     media_type: _BY_NAME[version] for media_type, version in DEFAULT_PARSER_VERSIONS.items()
 }

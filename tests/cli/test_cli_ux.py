@@ -103,7 +103,7 @@ def test_help_names_the_default_labels_and_parsers_in_force() -> None:
     for labels in DEFAULT_LABELS_BY_MEDIA_TYPE.values():
         for label in labels:
             assert f"{label} for" in shown
-    assert "md-heading-v3 for Markdown and text" in shown
+    assert "md-heading-v3 for Markdown and plain text" in shown
     assert "hybrid-v4 for HTML, CSV, TSV, DOCX and docling JSON" in shown
     for name in ("run", "chunk", "parse", "rechunk"):
         text = helps[name]
