@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -60,6 +60,7 @@ __all__ = [
     "convert_all",
     "flat_metadata",
     "install_hint",
+    "lazy_export",
     "record_from_content",
     "record_from_metadata",
     "record_metadata",
@@ -409,3 +410,16 @@ def install_hint(package: str, extra: str) -> str:
         f"this adapter needs the optional package {package!r}, which is not installed; "
         f"install it with `pip install {package}` (or `pip install kebab-chunk[{extra}]`)."
     )
+
+
+def lazy_export(module: str, name: str, source: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` giving ``name`` from module ``source`` on first use, so
+    importing an adapter module imports no integration class (nor its library) before a
+    caller asks for it."""
+
+    def __getattr__(attribute: str) -> Any:
+        if attribute == name:
+            return getattr(importlib.import_module(source), name)
+        raise AttributeError(f"module {module!r} has no attribute {attribute!r}")
+
+    return __getattr__

@@ -39,6 +39,7 @@ from kebab_chunk.integrations._common import (
     adapter_text,
     as_record,
     convert_all,
+    lazy_export,
     record_from_content,
     require,
 )
@@ -104,10 +105,6 @@ def chunk_from_langchain_document(document: Document) -> Chunk:
     return record_from_content(document.metadata, document.page_content)
 
 
-def __getattr__(name: str) -> Any:
-    """``KebabTextSplitter`` on first use, so the adapters above need only langchain-core."""
-    if name == "KebabTextSplitter":
-        from kebab_chunk.integrations.langchain_splitter import KebabTextSplitter
-
-        return KebabTextSplitter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_export(
+    __name__, "KebabTextSplitter", "kebab_chunk.integrations.langchain_splitter"
+)

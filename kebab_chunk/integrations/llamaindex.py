@@ -35,6 +35,7 @@ from kebab_chunk.integrations._common import (
     adapter_text,
     as_record,
     convert_all,
+    lazy_export,
     record_from_content,
     require,
 )
@@ -103,10 +104,4 @@ def chunk_from_llama_index_node(node: Any) -> Chunk:
     return record_from_content(node.metadata, node.text)
 
 
-def __getattr__(name: str) -> Any:
-    """``KebabNodeParser`` on first use, so importing the adapters imports no LlamaIndex."""
-    if name == "KebabNodeParser":
-        from kebab_chunk.integrations.llamaindex_parser import KebabNodeParser
-
-        return KebabNodeParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_export(__name__, "KebabNodeParser", "kebab_chunk.integrations.llamaindex_parser")
