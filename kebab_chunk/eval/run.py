@@ -1040,7 +1040,8 @@ _EMBEDDED = {
 
 def _caption(result: EvalResult) -> str:
     apart = "".join(
-        f"; {kind} ({count} questions) set apart: in the rows by type only"
+        f"; {kind} ({count} question{'' if count == 1 else 's'}) set apart: in the rows by "
+        "type only"
         for kind, count in result.apart
     )
     return (
@@ -1055,13 +1056,11 @@ def _caption(result: EvalResult) -> str:
     )
 
 
-def _type_caption(result: EvalResult) -> str:
-    return (
-        "by question type (recall and IoU over each type's questions whose every reference "
-        "is a character range, the ranged column; overlap recall over all of them"
-        + (", set-apart types included" if result.apart else "")
-        + ")"
-    )
+_TYPE_CAPTION = (
+    "by question type, every type shown: recall and IoU over the type's questions whose every "
+    "reference is a character range (the ranged column), overlap recall over all of its "
+    "questions"
+)
 
 
 def _grid(header: tuple[str, ...], body: list[tuple[str, ...]], left: int) -> list[str]:
@@ -1087,7 +1086,7 @@ def format_table(result: EvalResult) -> str:
     lines = [_caption(result), *_grid(_HEADER, _rows(result), 2)]
     by_type = _type_rows(result)
     if by_type:
-        lines += ["", _type_caption(result), *_grid(_TYPE_HEADER, by_type, 2)]
+        lines += ["", _TYPE_CAPTION, *_grid(_TYPE_HEADER, by_type, 2)]
     return "\n".join(lines) + "\n"
 
 
@@ -1182,7 +1181,7 @@ def render_html(result: EvalResult) -> str:
     )
     by_type = _type_rows(result)
     types = (
-        f'<p class="sub">{esc(_type_caption(result))}</p>' + _html_table(_TYPE_HEADER, by_type, 2)
+        f'<p class="sub">{esc(_TYPE_CAPTION)}</p>' + _html_table(_TYPE_HEADER, by_type, 2)
         if by_type
         else ""
     )

@@ -230,7 +230,7 @@ def test_types_select_questions_and_the_table_and_json_break_results_down_by_typ
     args = _args(corpus, typed, "--setting", "md-heading-v1", "--k", "2", "--json", str(out_json))
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "Contextual Anaphora (1 questions) set apart" in lines[0]
+    assert "Contextual Anaphora (1 question) set apart" in lines[0]
     assert lines[5].startswith("by question type")
     assert [line.split()[1] for line in lines[8:]] == ["Single-Text", "Contextual"]
     data = json.loads(out_json.read_text(encoding="utf-8"))

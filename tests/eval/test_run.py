@@ -769,7 +769,7 @@ def test_results_by_type_and_anaphora_set_apart_from_the_summary(tmp_path: Path)
     assert setting["per_type"]["Single-Text"]["all_questions"] == 2
     assert [q["type"] for q in setting["per_question"]][2] == "Contextual Anaphora"
     table = format_table(result).splitlines()
-    assert "Contextual Anaphora (1 questions) set apart" in table[0]
+    assert "Contextual Anaphora (1 question) set apart" in table[0]
     assert table[3].split()[6] == "33.3"
     assert table[5].startswith("by question type")
     rows = [line.split("  ") for line in table[8:]]
