@@ -30,7 +30,8 @@ The overlap measure (:func:`score_overlap`) needs no character ranges, so it als
 references into rendered formats (HTML, DOCX, PDF pages): word trigrams (lower-cased
 ``\w+`` runs; word unigrams for a reference of fewer than 3 words) of each reference's
 content found in the text of the retrieved chunks of the reference's own document (and
-page, when the reference names one); docs/guide/eval.md defines it in full.
+page, when the reference names one); docs/guide/eval.md defines it in full, and
+docs/internals/decisions.md, "Issue 33: the overlap measure" says why.
 """
 
 from __future__ import annotations
