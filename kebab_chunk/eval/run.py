@@ -320,7 +320,10 @@ def select_types(
     for option, value, asked in (("--types", types, keep), ("--exclude-types", exclude, drop)):
         if value is not None:
             _check_types(option, asked, known, source)
-    chosen = [q for q in questions if (types is None or q.type in keep) and q.type not in set(drop)]
+    wanted, unwanted = set(keep), set(drop)
+    chosen = [
+        q for q in questions if (types is None or q.type in wanted) and q.type not in unwanted
+    ]
     if not chosen:
         raise UsageError(
             f"--types and --exclude-types leave no question of {source}; keep at least one type"
