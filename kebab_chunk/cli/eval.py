@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kebab_chunk.errors import MissingDependencyError, UsageError
-from kebab_chunk.eval import EMBED_MODES
+from kebab_chunk.eval import APART_TYPES, EMBED_MODES
 from kebab_chunk.model import ChunkPolicy
 
 if TYPE_CHECKING:  # kebab_chunk.eval.run needs numpy (the eval extra): imported when run
@@ -31,11 +31,12 @@ def add_eval_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "eval",
         help="score chunker settings by retrieval: recall, precision and IoU of the top-k "
-        "chunks against reference character ranges",
-        description="Chunk the corpus files the questions name under each setting, embed "
+        "chunks against reference character ranges, and word-trigram overlap",
+        description="Chunk the corpus files the references name under each setting, embed "
         "chunks and questions with a local model, retrieve the top k chunks per question from "
         "one index over all files (cosine, exact) and report recall, precision and IoU over "
-        "character ranges, averaged over questions.",
+        "character ranges and overlap recall and precision over word trigrams, averaged over "
+        "questions, overall and by question type.",
     )
     p.add_argument("--corpus", required=True, metavar="DIR", help="folder holding the corpus files")
     p.add_argument(
@@ -43,7 +44,9 @@ def add_eval_parser(subparsers: Any) -> None:
         required=True,
         metavar="CSV",
         help="questions file: columns question, references (JSON list of content, "
-        "start_index, end_index), corpus_id (a corpus file's stem)",
+        "start_index, end_index, optionally corpus_id and page; the indexes may be left out), "
+        "corpus_id (a corpus file's path under --corpus, extension optional) and optionally "
+        "type",
     )
     p.add_argument(
         "--setting",
@@ -75,6 +78,20 @@ def add_eval_parser(subparsers: Any) -> None:
         default="text",
         help="what is embedded for a chunk: its text, heading path and captions then text "
         "(contextualized), or the embed_text column the pipeline writes",
+    )
+    p.add_argument(
+        "--types",
+        default=None,
+        metavar="TYPE[,TYPE...]",
+        help="keep only the questions of these types (the questions file's type column; "
+        "comma-separated, e.g. 'Single-Text,Multi-hop Reasoning') (default: every type; "
+        f"{' and '.join(APART_TYPES)} questions are reported by type only)",
+    )
+    p.add_argument(
+        "--exclude-types",
+        default=None,
+        metavar="TYPE[,TYPE...]",
+        help="leave out the questions of these types, e.g. 'Contextual Anaphora' (default: none)",
     )
     p.add_argument(
         "--json",
@@ -123,6 +140,7 @@ def cmd_eval(args: argparse.Namespace, embedder: TextEmbedder | None = None) -> 
         load_questions,
         parse_setting,
         render_html,
+        select_types,
     )
 
     if args.k < 1:
@@ -135,7 +153,9 @@ def cmd_eval(args: argparse.Namespace, embedder: TextEmbedder | None = None) -> 
     _check_output("--html", args.html)
     if args.html is not None:
         check_chart_dependency()
-    questions = load_questions(args.questions)
+    questions = select_types(
+        load_questions(args.questions), args.types, args.exclude_types, args.questions
+    )
     corpus = load_corpus(args.corpus, questions)
     if embedder is None:
         embedder = load_embedder(args.model)

@@ -9,10 +9,15 @@ model's dependencies, and the command line declares ``eval``'s options without t
 
 from typing import Literal
 
-__all__ = ["EMBED_MODES", "EmbedMode"]
+__all__ = ["APART_TYPES", "EMBED_MODES", "EmbedMode"]
 
 #: What is embedded for a chunk: its ``text``, ``contextualize(chunk)`` (heading path and
 #: captions, then the text), or the record's ``embed_text`` (what the pipeline writes for
 #: every label to be embedded; kebab_chunk/chunkers/embedding.py).
 EMBED_MODES = ("text", "contextualized", "embed_text")
 EmbedMode = Literal["text", "contextualized", "embed_text"]
+
+#: Question types left out of the summary rows and reported only by type: an anaphora
+#: question ("And for the next one?") depends on an earlier turn of a conversation, so
+#: retrieval on its text alone cannot be expected to answer it.
+APART_TYPES = ("Contextual Anaphora",)

@@ -1,6 +1,6 @@
-"""Retrieval quality over character ranges: recall, precision and IoU of retrieved chunks.
+r"""Retrieval quality: recall, precision and IoU over character ranges, and word overlap.
 
-Pure arithmetic, ranges in and numbers out. It reproduces the metric of the open-source
+Pure arithmetic, ranges (or texts) in and numbers out. It reproduces the metric of the open-source
 ``chunking_evaluation`` project (its ``BaseEvaluation._scores_from_dataset_and_retrievals``)
 so our numbers compare with the numbers published for other chunkers, quirks included:
 
@@ -20,25 +20,48 @@ Each is averaged over the questions (:func:`summarize`). A chunk here may cite s
 ranges (a chunk whose spans are not one contiguous slice); its length is the sum of its
 ranges and its intersections are taken range by range. With one range per chunk, as in the
 reference project, the two definitions are the same.
+
+References in several documents (:func:`score_files`): each document is scored as above
+against the retrieved chunks of that document only, and the numerators and unused parts
+are added up over documents; the denominators stay the plain sums over all references and
+all k chunks. With one document this is the single-document metric, number for number.
+
+The overlap measure (:func:`score_overlap`) needs no character ranges, so it also scores
+references into rendered formats (HTML, DOCX, PDF pages): word trigrams (lower-cased
+``\w+`` runs; word unigrams for a reference of fewer than 3 words) of each reference's
+content found in the text of the retrieved chunks of the reference's own document (and
+page, when the reference names one); docs/guide/eval.md defines it in full, and
+docs/internals/decisions.md, "Issue 33: the overlap measure" says why.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "GRAM",
+    "OverlapScore",
+    "OverlapSummary",
     "QuestionScore",
     "Range",
     "Retrieved",
+    "RetrievedText",
     "Summary",
+    "TextReference",
+    "gram_size",
     "intersect",
+    "score_files",
+    "score_overlap",
     "score_question",
     "subtract",
     "sum_of_ranges",
     "summarize",
+    "summarize_overlap",
     "union_ranges",
+    "word_grams",
 ]
 
 #: A half-open character range ``(start, end)`` with ``start <= end``.
@@ -85,10 +108,21 @@ def subtract(ranges: Sequence[Range], target: Range) -> list[Range]:
 
 @dataclass(frozen=True)
 class Retrieved:
-    """One retrieved chunk: the document it comes from and the character ranges it covers."""
+    """One retrieved chunk: the document it comes from and the character ranges it covers.
+
+    ``chars`` is the length it counts in precision's denominator when it cites no character
+    range (a PDF page or DOCX element, from a document no range reference names); None
+    means the sum of its ranges.
+    """
 
     corpus_id: str
     ranges: tuple[Range, ...]
+    chars: int | None = None
+
+    @property
+    def length(self) -> int:
+        """What the chunk counts in precision's and IoU's denominators."""
+        return sum_of_ranges(self.ranges) if self.chars is None else self.chars
 
 
 @dataclass(frozen=True)
@@ -109,29 +143,55 @@ def score_question(
     ``references`` must have a positive total length and ``retrieved`` a positive total
     length (a ValueError otherwise: the scores would be undefined).
     """
-    recall_denominator = sum_of_ranges(references)
-    precision_denominator = sum(sum_of_ranges(chunk.ranges) for chunk in retrieved)
+    return score_files([(corpus_id, reference) for reference in references], retrieved)
+
+
+def score_files(
+    references: Sequence[tuple[str, Range]], retrieved: Sequence[Retrieved]
+) -> QuestionScore:
+    """Recall, precision and IoU for references that may lie in several documents: each
+    ``(corpus_id, range)`` reference is met only by retrieved chunks of its own document.
+
+    Per document, ``found`` and ``unused`` are computed as for one document; numerators and
+    unused lengths are summed over documents, the denominators are the plain sums over all
+    references and all retrieved chunks. The same ValueErrors as :func:`score_question`.
+    """
+    recall_denominator = sum_of_ranges(reference for _, reference in references)
+    precision_denominator = sum(chunk.length for chunk in retrieved)
     if recall_denominator <= 0:
         raise ValueError("a question needs references with a positive total length")
     if precision_denominator <= 0:
         raise ValueError("the retrieved chunks need a positive total length")
+    numerator = unused = 0
+    for corpus_id in dict.fromkeys(cid for cid, _ in references):
+        own = [reference for cid, reference in references if cid == corpus_id]
+        chunks = [chunk for chunk in retrieved if chunk.corpus_id == corpus_id]
+        found, left = _found_and_unused(own, chunks)
+        numerator += sum_of_ranges(found)
+        unused += sum_of_ranges(left)
+    return QuestionScore(
+        recall=numerator / recall_denominator,
+        precision=numerator / precision_denominator,
+        iou=numerator / (precision_denominator + unused),
+    )
+
+
+def _found_and_unused(
+    references: Sequence[Range], chunks: Sequence[Retrieved]
+) -> tuple[list[Range], list[Range]]:
+    """One document's ``found`` (the union of every chunk ∩ reference) and ``unused`` (each
+    reference minus those intersections, reference by reference); ``chunks`` are that
+    document's retrieved chunks."""
     found: list[Range] = []
     unused = list(references)
-    for chunk in retrieved:
-        if chunk.corpus_id != corpus_id:
-            continue  # counts in precision's denominator only
+    for chunk in chunks:
         for chunk_range in chunk.ranges:
             for reference in references:
                 common = intersect(chunk_range, reference)
                 if common is not None:
                     unused = subtract(unused, common)
                     found = union_ranges([common, *found])
-    numerator = sum_of_ranges(found)
-    return QuestionScore(
-        recall=numerator / recall_denominator,
-        precision=numerator / precision_denominator,
-        iou=numerator / (precision_denominator + sum_of_ranges(unused)),
-    )
+    return found, unused
 
 
 @dataclass(frozen=True)
@@ -160,3 +220,114 @@ def summarize(scores: Sequence[QuestionScore]) -> Summary:
     precision, precision_std = _mean_std([s.precision for s in scores])
     iou, iou_std = _mean_std([s.iou for s in scores])
     return Summary(len(scores), recall, recall_std, precision, precision_std, iou, iou_std)
+
+
+# --- the overlap measure: word n-grams, no character ranges needed --------------------------
+
+_WORD = re.compile(r"\w+")
+
+#: The n of the overlap measure's word n-grams; shorter references use single words.
+GRAM = 3
+
+
+def word_grams(text: str, n: int) -> frozenset[tuple[str, ...]]:
+    r"""The distinct word ``n``-grams of ``text``: words are the ``\w+`` runs of the
+    lower-cased text, so punctuation, markup symbols and spacing do not matter."""
+    words = _WORD.findall(text.lower())
+    return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def gram_size(text: str) -> int:
+    """:data:`GRAM` for a text of at least that many words, else 1 (single words)."""
+    return GRAM if len(_WORD.findall(text.lower())) >= GRAM else 1
+
+
+@dataclass(frozen=True)
+class TextReference:
+    """A reference as text: its document, its content and, for a PDF, its 1-based page
+    (None: anywhere in the document)."""
+
+    corpus_id: str
+    content: str
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class RetrievedText:
+    """A retrieved chunk as text: its document, its text and the pages it cites."""
+
+    corpus_id: str
+    text: str
+    pages: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class OverlapScore:
+    """The overlap recall and precision of one question, each in [0, 1]."""
+
+    recall: float
+    precision: float
+
+
+def _meets(reference: TextReference, chunk: RetrievedText) -> bool:
+    """Whether ``chunk`` can hold ``reference``: same document, and its page if it names one."""
+    same_page = reference.page is None or reference.page in chunk.pages
+    return reference.corpus_id == chunk.corpus_id and same_page
+
+
+def score_overlap(
+    references: Sequence[TextReference], retrieved: Sequence[RetrievedText]
+) -> OverlapScore:
+    """Overlap recall and precision of the ``retrieved`` chunks for one question.
+
+    Each reference counts its distinct word n-grams (n from :func:`gram_size`); recall is
+    the share of them, summed over references, that occur in a retrieved chunk the
+    reference meets (same document, same page when given). Precision is the share of the
+    retrieved chunks' distinct trigrams, summed over chunks (so chunk overlap counts twice,
+    as in the character metric), that belong to a reference the chunk meets; when every
+    reference is shorter than 3 words it is taken over single words instead. A question
+    whose references hold no word is undefined: ValueError.
+    """
+    sized = [(ref, gram_size(ref.content)) for ref in references]
+    grams = [(ref, n, word_grams(ref.content, n)) for ref, n in sized]
+    total = sum(len(g) for _, _, g in grams)
+    if total == 0:
+        raise ValueError("a question needs references that hold at least one word")
+    found = 0
+    for ref, n, ref_grams in grams:
+        seen: set[tuple[str, ...]] = set()
+        for chunk in retrieved:
+            if _meets(ref, chunk):
+                seen |= word_grams(chunk.text, n)
+        found += len(ref_grams & seen)
+    n_precision = GRAM if any(n == GRAM for _, n in sized) else 1
+    relevant = hits = 0
+    for chunk in retrieved:
+        chunk_grams = word_grams(chunk.text, n_precision)
+        wanted: set[tuple[str, ...]] = set()
+        for ref, n, ref_grams in grams:
+            if n == n_precision and _meets(ref, chunk):
+                wanted |= ref_grams
+        relevant += len(chunk_grams)
+        hits += len(chunk_grams & wanted)
+    return OverlapScore(recall=found / total, precision=hits / relevant if relevant else 0.0)
+
+
+@dataclass(frozen=True)
+class OverlapSummary:
+    """Means and (population) standard deviations of the overlap scores over questions."""
+
+    questions: int
+    recall: float
+    recall_std: float
+    precision: float
+    precision_std: float
+
+
+def summarize_overlap(scores: Sequence[OverlapScore]) -> OverlapSummary:
+    """The overlap scores averaged over questions (every question weighs the same)."""
+    if not scores:
+        raise ValueError("no overlap scores to summarize")
+    recall, recall_std = _mean_std([s.recall for s in scores])
+    precision, precision_std = _mean_std([s.precision for s in scores])
+    return OverlapSummary(len(scores), recall, recall_std, precision, precision_std)

@@ -15,7 +15,16 @@ import pytest
 from kebab_chunk.cli import eval as eval_cli
 from kebab_chunk.cli import main
 from kebab_chunk.cli.exits import EXIT_USAGE
-from tests.eval.test_run import ALPHA, BURN, PURR, HashEmbedder, make_dataset, ref, write_questions
+from tests.eval.test_run import (
+    ALPHA,
+    BURN,
+    PURR,
+    HashEmbedder,
+    make_dataset,
+    ref,
+    write_questions,
+    write_typed,
+)
 
 
 @pytest.fixture
@@ -107,7 +116,27 @@ def _bad(tmp_path: Path) -> dict[str, list[str]]:
         "past the end": _args(corpus, past, *ok),
         "corpus_id": _args(corpus, orphan, *ok),
         "label/file": _args(corpus, questions, "--setting", "pdf-page-v1"),
+        "types without column": _args(corpus, questions, *ok, "--types", "Single-Text"),
+        "unknown type": _args(corpus, _typed(tmp_path, corpus), *ok, "--types", "Single Text"),
+        "no type left": _args(corpus, _typed(tmp_path, corpus), *ok, "--exclude-types", _ALL),
     }
+
+
+_ALL = "Single-Text,Contextual Anaphora"
+
+
+def _typed(tmp_path: Path, corpus: Path) -> Path:
+    """A typed questions file over make_dataset's corpus, one reference naming its file."""
+    burn = {"content": BURN, "start_index": 0, "end_index": len(BURN), "corpus_id": "beta.md"}
+    purr = dict(zip(("content", "start_index", "end_index"), ref(ALPHA, PURR), strict=True))
+    return write_typed(
+        tmp_path / "typed.csv",
+        [
+            ("Why do cats purr softly?", "alpha", [purr], "Single-Text"),
+            ("What do rockets burn?", "alpha", [purr, burn], "Single-Text"),
+            ("And the other one?", "beta", [burn], "Contextual Anaphora"),
+        ],
+    )
 
 
 @pytest.mark.parametrize(
@@ -129,6 +158,9 @@ def _bad(tmp_path: Path) -> dict[str, list[str]]:
         "past the end",
         "corpus_id",
         "label/file",
+        "types without column",
+        "unknown type",
+        "no type left",
     ],
 )
 def test_bad_input_is_one_sentence_and_exit_2(
@@ -172,6 +204,8 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str]) -> None:
         "(default: text)",
         "(default: all-MiniLM-L6-v2",
         "target 512, overlap 64",
+        "(default: every type; Contextual Anaphora questions are reported by type only)",
+        "'Contextual Anaphora' (default: none)",
     ):
         assert default in text, default
 
@@ -185,3 +219,31 @@ def test_the_packaged_model_finds_the_answers_end_to_end(
     (setting,) = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["settings"]
     assert [q["retrieved"] for q in setting["per_question"]] == [[["alpha", 0]], [["beta", 0]]]
     assert setting["recall"] == 1.0
+
+
+def test_types_select_questions_and_the_table_and_json_break_results_down_by_type(
+    tmp_path: Path, fake_model: list[str | None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus, _ = make_dataset(tmp_path)
+    typed = _typed(tmp_path, corpus)
+    out_json = tmp_path / "out.json"
+    args = _args(corpus, typed, "--setting", "md-heading-v1", "--k", "2", "--json", str(out_json))
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Contextual Anaphora (1 question) set apart" in lines[0]
+    assert lines[5].startswith("by question type")
+    assert [line.split()[1] for line in lines[8:]] == ["Single-Text", "Contextual"]
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert data["questions"] == 3 and data["summarized_questions"] == 2
+    (setting,) = data["settings"]
+    assert setting["recall"] == 1.0 and setting["questions"] == 2  # k=2 finds both files
+    assert sorted(setting["per_type"]) == ["Contextual Anaphora", "Single-Text"]
+    assert main([*args, "--exclude-types", "Contextual Anaphora"]) == 0
+    out = capsys.readouterr().out
+    assert "set apart" not in out and "Contextual" not in out
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert data["questions"] == 2 and list(data["settings"][0]["per_type"]) == ["Single-Text"]
+    assert main([*args, "--types", "Contextual Anaphora"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[3].split()[6:11] == ["-", "-", "-", "-", "-"]  # nothing left to summarise
+    assert table[-1].split()[1:3] == ["Contextual", "Anaphora"]
