@@ -200,6 +200,8 @@ def _sections(doc: CanonicalDocument, label: str, rules: HeaderCharsRules) -> li
     if rules.exact_slices:
         gap_of = partial(join_gap, style=newline_style(doc.blocks))
     headers: tuple[Header, ...] = ()
+    if rules.title_root and doc.title:
+        headers = (Header(1, doc.title),)  # a level-1 heading replaces it (rules.py)
     sections: list[_Section] = []
     for block in doc.blocks:
         span = _line_span(block)

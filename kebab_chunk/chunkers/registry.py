@@ -40,7 +40,7 @@ _ANY = "any document"
 _BYTE_PROXY = frozenset({"bytes-3"})
 
 _MD_HEADING_V2 = MdHeadingRules(embed_headings="first-line", bound_context_lines=False)
-_HEADER_CHARS_V1 = HeaderCharsRules(exact_slices=False)
+_HEADER_CHARS_V1 = HeaderCharsRules(exact_slices=False, title_root=False)
 _PDF_PAGE_V2 = PageRules(glue_list_markers=False)
 _HYBRID_V1 = HybridRules(
     cite_held_parts=False,
@@ -106,6 +106,15 @@ LABELS: tuple[Label, ...] = (
         _MARKDOWN,
         frozenset({"bytes-3", "chars"}),
         "as md-header-chars-v1, but every chunk's text is the exact source slice",
+    ),
+    Label(
+        "md-header-chars-v3",
+        "kebab_chunk.chunkers._header_chars:HeaderCharsChunker",
+        replace(_HEADER_CHARS_V1, exact_slices=True, title_root=True),
+        _MARKDOWN,
+        frozenset({"bytes-3", "chars"}),
+        "as md-header-chars-v2, but the document's title (front matter, else first level-1 "
+        "heading) roots each heading path until a level-1 heading replaces it",
     ),
     Label(
         "pdf-page-v1",

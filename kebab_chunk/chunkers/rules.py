@@ -95,6 +95,12 @@ class HeaderCharsRules:
     #: trailing blanks, thematic breaks and link definitions between blocks become ``"\n"``
     #: (md-header-chars-v1).
     exact_slices: bool
+    #: The document's title (a front matter ``title``, else its first level-1 heading) is
+    #: the root of every chunk's ``heading_path`` until a level-1 heading replaces it, as
+    #: static-site pages (Hugo, Jekyll, MkDocs, Docusaurus) render the front matter title
+    #: as the page's level-1 heading (md-header-chars-v3). Off, a page without a level-1
+    #: heading gives its chunks no page-level context (md-header-chars-v1, v2).
+    title_root: bool
 
 
 #: The rules of any engine; ``None`` in a registry row is an engine with one label only.
