@@ -389,13 +389,23 @@ def mean_chars(split: Split, corpus: Mapping[str, run.CorpusDocument]) -> float:
     return math.fsum(sizes) / len(sizes) if sizes else 0.0
 
 
+def grid_means(peer: Peer, corpus: Mapping[str, run.CorpusDocument]) -> list[tuple[int, float]]:
+    """The mean chunk size of ``peer`` at every ``chunk_size`` of :data:`SIZE_GRID`."""
+    return [(size, mean_chars(peer.build(size), corpus)) for size in SIZE_GRID]
+
+
+def nearest(means: Sequence[tuple[int, float]], level: float) -> tuple[int, float]:
+    """The ``(chunk_size, mean)`` whose mean is nearest ``level`` (ties: the smaller size)."""
+    return min(means, key=lambda sm: (abs(sm[1] - level), sm[0]))
+
+
 def calibrate(
     peer: Peer, corpus: Mapping[str, run.CorpusDocument], levels: Sequence[float]
 ) -> list[tuple[int, float]]:
     """For each level, the grid ``chunk_size`` whose mean chunk size is nearest it (ties:
     the smaller size), with that mean."""
-    means = [(size, mean_chars(peer.build(size), corpus)) for size in SIZE_GRID]
-    return [min(means, key=lambda sm: (abs(sm[1] - level), sm[0])) for level in levels]
+    means = grid_means(peer, corpus)
+    return [nearest(means, level) for level in levels]
 
 
 def size_levels(settings: Sequence[run.Setting]) -> list[list[int]]:
@@ -564,6 +574,30 @@ def _peer_rows(
     return rows
 
 
+def _our_row(r: run.SettingResult) -> dict[str, Any]:
+    """One of our settings' row."""
+    return _row(
+        ours=True,
+        chunker=r.setting.label,
+        package="kebab-chunk",
+        settings=f"{r.setting.policy.target_tokens} target tokens ({TOKENIZER}), overlap "
+        f"{r.setting.policy.overlap_tokens}",
+        embedded=EMBED,
+        chunks=r.chunks,
+        mean_chars=r.mean_chars,
+        mean_tokens=r.mean_tokens,
+        scored=Scored(r.summary, r.overlap, r.per_type),
+        extra={"setting": r.setting.name, "ranges": "spans", "exact_share": r.exact_share},
+    )
+
+
+def _progress_line(row: Mapping[str, Any]) -> str:
+    return (
+        f"    {row['chunker']} ({row['settings']}): {row['mean_chars']:.0f} chars, recall "
+        f"{_cell(row['recall'])}, overlap recall {_cell(row['overlap_recall'])}"
+    )
+
+
 def measure(
     corpus_dir: Path,
     questions_file: Path,
@@ -571,9 +605,16 @@ def measure(
     k: int,
     peers: Sequence[Peer] = PEERS,
     embedder: run.TextEmbedder | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Score our settings and the calibrated peers on one data set; the figures as one
-    JSON object."""
+    JSON object.
+
+    The work goes level by level (our settings of the level, then each peer calibrated to
+    it), then the peers' fixed settings; after each row ``on_row`` gets the figures so far
+    (``"complete": False``), so a long run can save what it has measured. Each of our
+    settings is scored by :func:`kebab_chunk.eval.run.evaluate` as it would be in one call
+    with all of them (settings are scored independently)."""
     questions = run.load_questions(questions_file)
     corpus = run.load_corpus(corpus_dir, questions)
     parsed = [run.parse_setting(s, TOKENIZER) for s in settings]
@@ -581,50 +622,16 @@ def measure(
         from kebab_chunk.eval.bert import Embedder
 
         embedder = Embedder.load()
-    print(f"scoring {len(parsed)} settings of ours ...", flush=True)
-    result = run.evaluate(
-        questions, corpus, parsed, embedder, k=k, embed=EMBED, model=DEFAULT_MODEL
-    )
-    rows = [
-        _row(
-            ours=True,
-            chunker=r.setting.label,
-            package="kebab-chunk",
-            settings=f"{r.setting.policy.target_tokens} target tokens ({TOKENIZER}), overlap "
-            f"{r.setting.policy.overlap_tokens}",
-            embedded=EMBED,
-            chunks=r.chunks,
-            mean_chars=r.mean_chars,
-            mean_tokens=r.mean_tokens,
-            scored=Scored(r.summary, r.overlap, r.per_type),
-            extra={"setting": r.setting.name, "ranges": "spans", "exact_share": r.exact_share},
-        )
-        for r in result.results
-    ]
-    grouped = size_levels(parsed)
-    levels = [math.fsum(result.results[i].mean_chars for i in g) / len(g) for g in grouped]
     question_vectors = run._embed(embedder, [q.question for q in questions])
 
     def score(indexed: Sequence[run.IndexedChunk]) -> Scored:
         assert embedder is not None
         return score_peer(indexed, questions, question_vectors, embedder, k)
 
-    not_run: dict[str, str] = {}
-    for peer in peers:
-        try:
-            picks = calibrate(peer, corpus, levels)
-        except ImportError as exc:
-            not_run[peer.name] = f"{peer.package} is not installed ({exc})"
-            print(f"  {peer.name}: not run, {not_run[peer.name]}", flush=True)
-            continue
-        for n, (level, (size, _)) in enumerate(zip(levels, picks, strict=True), start=1):
-            extra = {"matched_level": n, "matched_level_chars": level, "calibrated": True}
-            rows += _peer_rows(peer, size, 0, corpus, score, extra)
-        for size, overlap in peer.extras:
-            rows += _peer_rows(peer, size, overlap, corpus, score, {"calibrated": False})
-    rows.sort(key=lambda r: (r["mean_chars"], not r["ours"], r["chunker"], r["settings"]))
     kept = [q for q in questions if q.type not in APART_TYPES]
-    return {
+    apart = [q.type for q in questions if q.type in APART_TYPES]
+    figures: dict[str, Any] = {
+        "complete": False,
         "versions": {
             "kebab-chunk": version("kebab-chunk"),
             **{p.package: version(p.package) for p in peers},
@@ -633,23 +640,62 @@ def measure(
         "summarized_questions": len(kept),
         "range_questions": sum(q.ranged for q in kept),
         "multi_file_questions": sum(len({r.corpus_id for r in q.cited}) > 1 for q in questions),
-        "apart": {kind: count for kind, count in result.apart},
+        "apart": {kind: apart.count(kind) for kind in APART_TYPES if kind in apart},
         "types": run._type_order(q.type for q in questions),
         "questions_file": questions_file.name,
         "corpus": [
-            {"corpus_id": cid, "file": name, "chars": chars} for cid, name, chars in result.corpus
+            {"corpus_id": cid, "file": d.name, "chars": None if d.text is None else len(d.text)}
+            for cid, d in sorted(corpus.items())
         ],
-        "size_levels": [
-            {
-                "level": n,
-                "settings": [parsed[i].name for i in g],
-                "mean_chars": level,
-            }
-            for n, (g, level) in enumerate(zip(grouped, levels, strict=True), start=1)
-        ],
-        "not_run": not_run,
-        "rows": rows,
+        "size_levels": [],
+        "not_run": {},
+        "rows": [],
     }
+    rows: list[dict[str, Any]] = figures["rows"]
+    not_run: dict[str, str] = figures["not_run"]
+
+    def add(row: dict[str, Any]) -> None:
+        rows.append(row)
+        rows.sort(key=lambda r: (r["mean_chars"], not r["ours"], r["chunker"], r["settings"]))
+        print(_progress_line(row), flush=True)
+        if on_row is not None:
+            on_row(figures)
+
+    means: dict[str, list[tuple[int, float]]] = {}
+    for n, group in enumerate(size_levels(parsed), start=1):
+        chosen = [parsed[i] for i in group]
+        print(f"level {n}: scoring {', '.join(s.name for s in chosen)} ...", flush=True)
+        result = run.evaluate(
+            questions, corpus, chosen, embedder, k=k, embed=EMBED, model=DEFAULT_MODEL
+        )
+        level = math.fsum(r.mean_chars for r in result.results) / len(result.results)
+        figures["size_levels"].append(
+            {"level": n, "settings": [s.name for s in chosen], "mean_chars": level}
+        )
+        for r in result.results:
+            add(_our_row(r))
+        for peer in peers:
+            if peer.name in not_run:
+                continue
+            if peer.name not in means:
+                try:
+                    means[peer.name] = grid_means(peer, corpus)
+                except ImportError as exc:
+                    not_run[peer.name] = f"{peer.package} is not installed ({exc})"
+                    print(f"  {peer.name}: not run, {not_run[peer.name]}", flush=True)
+                    continue
+            size, _ = nearest(means[peer.name], level)
+            extra = {"matched_level": n, "matched_level_chars": level, "calibrated": True}
+            for row in _peer_rows(peer, size, 0, corpus, score, extra):
+                add(row)
+    for peer in peers:
+        if peer.name in not_run:
+            continue
+        for size, overlap in peer.extras:
+            for row in _peer_rows(peer, size, overlap, corpus, score, {"calibrated": False}):
+                add(row)
+    figures["complete"] = True
+    return figures
 
 
 # --- the page ------------------------------------------------------------------------------
@@ -679,13 +725,18 @@ def render_set(figures: Mapping[str, Any], k: int) -> list[str]:
         for kind, count in sorted(figures.get("apart", {}).items())
     )
     multi = figures.get("multi_file_questions", 0)
+    stopped = (
+        ""
+        if figures.get("complete", True)
+        else " **Incomplete: the run was stopped before every row below was measured.**"
+    )
     lines = [
         f"## {figures['title']}" if "title" in figures else "## Data set",
         "",
         f"Top {k} of one index over {_corpus_line(figures)}; {figures['questions']} questions"
         f" ({multi} citing several files){apart}. Headline scores over "
         f"{figures.get('summarized_questions', figures['questions'])} questions. Peer sizes "
-        f"calibrated to our size levels: {levels}.",
+        f"calibrated to our size levels: {levels}.{stopped}",
         "",
         f"| chunker | version | settings | embedded | chunks | mean chars | mean tokens "
         f"| not located | recall@{k} % | overlap recall@{k} % | precision@{k} % | IoU@{k} % |",
@@ -845,23 +896,36 @@ def main(argv: list[str] | None = None) -> int:
     else:
         chosen = [SETS[name] for name in dict.fromkeys(args.sets or SETS)]
     sets: dict[str, dict[str, Any]] = {}
+
+    def write(current: Mapping[str, Any] | None = None, name: str = "") -> None:
+        page = page_figures({**sets, **({name: current} if current else {})}, args.k)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "eval-peers.md").write_text(render_markdown(page), encoding="utf-8")
+        (args.out / "eval-peers.json").write_text(
+            json.dumps(page, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
+
     for data in chosen:
         print(f"== {data.name}: {data.title}", flush=True)
+
+        def partial(figures: Mapping[str, Any], data: DataSet = data) -> None:
+            write({"title": data.title, **figures}, data.name)
+
         try:
             figures = measure(
-                data.corpus, data.questions, args.setting or DEFAULT_SETTINGS, args.k, data.peers
+                data.corpus,
+                data.questions,
+                args.setting or DEFAULT_SETTINGS,
+                args.k,
+                data.peers,
+                on_row=partial,
             )
         except KebabError as exc:
             print(f"benchmarks eval: {exc}", file=sys.stderr)
             return 2
         sets[data.name] = {"title": data.title, **figures}
+        write()
         print("\n".join(render_set(sets[data.name], args.k)) + "\n", flush=True)
-    page = page_figures(sets, args.k)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "eval-peers.md").write_text(render_markdown(page), encoding="utf-8")
-    (args.out / "eval-peers.json").write_text(
-        json.dumps(page, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
     print(f"wrote {args.out / 'eval-peers.md'} and eval-peers.json")
     return 0
 

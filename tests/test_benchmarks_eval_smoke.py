@@ -216,6 +216,7 @@ def test_handbook_like_set_scores_several_files_types_and_the_markdown_recipe(
     tmp_path: Path,
 ) -> None:
     corpus, questions = _handbook(tmp_path)
+    seen: list[tuple[bool, int]] = []
     figures = bench_eval.measure(
         corpus,
         questions,
@@ -223,8 +224,12 @@ def test_handbook_like_set_scores_several_files_types_and_the_markdown_recipe(
         k=2,
         peers=(bench_eval.RECIPE, bench_eval.LANGCHAIN),
         embedder=WordsEmbedder(),
+        on_row=lambda partial: seen.append((partial["complete"], len(partial["rows"]))),
     )
     rows = figures["rows"]
+    # a long run can save its figures after every row; only the end is complete
+    assert seen == [(False, n) for n in range(1, len(rows) + 1)]
+    assert figures["complete"] is True
     names = {r["chunker"] for r in rows}
     assert {
         "md-heading-v3",
