@@ -216,6 +216,20 @@ class BaseRow:
         "warnings",
     )
 
+    def values(self) -> tuple[Any, ...]:
+        """Its fields as a plain tuple (``BaseRow(*values)`` rebuilds it): how it travels
+        to the update's join, where a pickled dataclass costs its class path and field
+        names per document (kebab_chunk/beam/update.py)."""
+        return (
+            self.media_type,
+            self.parser_version,
+            self.content_hash,
+            self.status,
+            self.errors,
+            self.chunks_by_label,
+            self.warnings,
+        )
+
     @staticmethod
     def of(row: Mapping[str, Any]) -> BaseRow:
         """From a documents row as pyarrow's ``to_pylist`` gives it (those columns)."""

@@ -147,20 +147,26 @@ def _section(
 
 
 class _ReadBaseDocumentsFn(beam.DoFn):
-    """One base documents file -> (source_uri, BaseRow) of its live rows."""
+    """One base documents file -> (source_uri, BaseRow values) of its live rows."""
 
     def __init__(self, output: str, deleted: Sequence[tuple[int, frozenset[str]]]) -> None:
         self._output = output
         self._deleted = deleted
 
-    def process(self, entry: tuple[str, int]) -> Iterator[tuple[str, BaseRow]]:
+    def process(self, entry: tuple[str, int]) -> Iterator[tuple[str, tuple[Any, ...]]]:
         path, added = entry
         dataset = pads.dataset(f"{self._output}/{path}", format="parquet")
         table = dataset.to_table(
             columns=list(BaseRow.COLUMNS), filter=live_filter(added, self._deleted)
         )
         for row in table.to_pylist():
-            yield str(row["source_uri"]), BaseRow.of(row)
+            yield str(row["source_uri"]), BaseRow.of(row).values()
+
+
+def file_key(source: SourceFile) -> tuple[str, tuple[str | None, int]]:
+    """A matched file as the update's join holds it: plain values, no dataclass (the
+    in-memory runner holds one per document; see ``BaseRow.values``)."""
+    return source.source_uri, (source.media_type, source.size_bytes)
 
 
 class _DecideFn(beam.DoFn):
@@ -173,9 +179,9 @@ class _DecideFn(beam.DoFn):
 
     def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[Any]:
         uri, grouped = element
-        files: list[SourceFile] = list(grouped[_FILES])
+        files = [SourceFile(uri, media_type, size) for media_type, size in grouped[_FILES]]
         seen = list(grouped[_SEEN])
-        rows: list[BaseRow] = list(grouped[_BASE])
+        rows = [BaseRow(*values) for values in grouped[_BASE]]
         row = rows[0] if len(rows) == 1 else None
         decision = self._rule.decide_row(
             matched=bool(files), seen=seen[0] if seen else None, row=row
@@ -302,7 +308,7 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
         seen = read["documents"] | "Keep hashes only" >> beam.Map(
             lambda d: (d.source_uri, (d.media_type, d.content_hash))
         )
-        keyed_files = read["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, f))
+        keyed_files = read["files"] | "Key files" >> beam.Map(file_key)
         decided = (
             {_FILES: keyed_files, _SEEN: seen, _BASE: rows}
             | "Join with the base snapshot" >> beam.CoGroupByKey()
