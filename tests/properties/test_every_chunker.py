@@ -185,6 +185,12 @@ def hybrid_v1(ctx: Ctx) -> None:
             _whole_slice(ctx, chunk)
 
 
+def _titled_paths(ctx: Ctx) -> None:
+    if ctx.gen.doc.title:
+        for chunk in ctx.chunks:
+            assert chunk.heading_path, f"{chunk.chunk_id}: no heading path under a titled document"
+
+
 PROMISES: dict[str, Callable[[Ctx], None]] = {
     "md-heading-v1": md_heading_v1,
     "md-heading-v2": md_heading_v2,
@@ -192,6 +198,12 @@ PROMISES: dict[str, Callable[[Ctx], None]] = {
     "md-header-chars-v1": md_header_chars_v1,
     "md-header-chars-v2": lambda ctx: md_header_chars_v2_promises(
         ctx.gen.source, ctx.chunks, ctx.policy
+    ),
+    # v2's promises; and with a document title no chunk is without a heading path (the
+    # title roots it until a level-1 heading replaces it).
+    "md-header-chars-v3": lambda ctx: (
+        md_header_chars_v2_promises(ctx.gen.source, ctx.chunks, ctx.policy),
+        _titled_paths(ctx),
     ),
     "pdf-page-v1": pdf_page_v1,
     "pdf-page-v2": lambda ctx: pdf_page_v2_promises(ctx.gen.pages or (), ctx.chunks, ctx.policy),
