@@ -126,7 +126,6 @@ class FileAccount:
     content_hash: str | None = None  # None: never read
     facts: DocumentFacts | None = None  # None: never parsed
     chunk_index: tuple[Packed, ...] = ()  # every record written, packed per label
-    carried: bool = False  # an update reused it: its documents row stays where it is
 
     def document_row(self, *, index: bool = True) -> DocumentRow | None:
         """The documents-table row of this file (None for a file that was not matched);
@@ -305,15 +304,21 @@ _BUCKET_COUNTERS = {
 _LISTED_BUCKETS = (UNACCOUNTED, UNEXPECTED, INCONSISTENT, SKIPPED, ZERO_CHUNKS)
 
 
-class _SummariseFn(beam.CombineFn):
-    """Adds FileAccounts into the manifest's counts (order-independent, so deterministic)."""
+#: FileAccounts added up: the manifest's counters, and (bucket, source_uri) of the files
+#: the accounting lists by name.
+Tally = tuple[Counter[tuple[str, ...]], list[tuple[str, str]]]
 
-    def create_accumulator(self) -> tuple[Counter[tuple[str, ...]], list[tuple[str, str]]]:
+
+class _SummariseFn(beam.CombineFn):
+    """Adds FileAccounts (or Tallies of some) into the manifest's counts
+    (order-independent, so deterministic)."""
+
+    def create_accumulator(self) -> Tally:
         return Counter(), []
 
-    def add_input(
-        self, acc: tuple[Counter[tuple[str, ...]], list[tuple[str, str]]], a: FileAccount
-    ) -> tuple[Counter[tuple[str, ...]], list[tuple[str, str]]]:
+    def add_input(self, acc: Tally, a: FileAccount | Tally) -> Tally:
+        if not isinstance(a, FileAccount):
+            return self.merge_accumulators((acc, a))
         counts, odd = acc
         if a.matched:
             counts["files_matched",] += 1
@@ -333,9 +338,7 @@ class _SummariseFn(beam.CombineFn):
             odd.append((a.bucket, a.source_uri))
         return counts, odd
 
-    def merge_accumulators(
-        self, accs: Iterable[tuple[Counter[tuple[str, ...]], list[tuple[str, str]]]]
-    ) -> tuple[Counter[tuple[str, ...]], list[tuple[str, str]]]:
+    def merge_accumulators(self, accs: Iterable[Tally]) -> Tally:
         total: Counter[tuple[str, ...]] = Counter()
         odd: list[tuple[str, str]] = []
         for counts, more in accs:
@@ -343,11 +346,16 @@ class _SummariseFn(beam.CombineFn):
             odd.extend(more)
         return total, odd
 
-    def extract_output(
-        self, acc: tuple[Counter[tuple[str, ...]], list[tuple[str, str]]]
-    ) -> dict[str, Any]:
+    def extract_output(self, acc: Tally) -> dict[str, Any]:
         counts, odd = acc
         return summarise(counts, odd)
+
+
+class _TallyFn(_SummariseFn):
+    """FileAccounts -> their Tally, for ``_SummariseFn`` to add to the others'."""
+
+    def extract_output(self, acc: Tally) -> Tally:  # type: ignore[override]
+        return acc
 
 
 def summarise(counts: Counter[tuple[str, ...]], odd: list[tuple[str, str]]) -> dict[str, Any]:
@@ -495,12 +503,18 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
             | "Join per file" >> beam.CoGroupByKey()
             | "Classify files" >> beam.ParDo(_ClassifyFn())
         )
+        tallies = accounts
         if "accounts" in inputs:  # run --update: reused documents, classified by the plan
-            accounts = (accounts, inputs["accounts"]) | "All accounts" >> beam.Flatten()
-        summary = accounts | "Summarise" >> beam.CombineGlobally(_SummariseFn())
+            # Tallied where the plan emits them (a lifted combine): one element reaches the
+            # summary, not one per document (each element would be held by the runner).
+            reused = inputs["accounts"] | "Tally reused documents" >> beam.CombineGlobally(
+                _TallyFn()
+            )
+            tallies = (accounts, reused) | "All tallies" >> beam.Flatten()
+        summary = tallies | "Summarise" >> beam.CombineGlobally(_SummariseFn())
         documents = (
             accounts
-            | "Documents table rows" >> beam.Filter(_has_row)
+            | "Documents table rows" >> beam.Filter(lambda a: a.matched)
             | "Write documents"
             >> WriteDocuments(self._output, rows_per_file=self._rows_per_file, prefix=self._prefix)
         )
@@ -519,14 +533,6 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
             AsList(written),
         )
         return path
-
-
-def _has_row(account: FileAccount) -> bool:
-    """Whether the account becomes a documents row this run writes (a matched file, not
-    one an update reused: its row stays where it is)."""
-    return account.matched and not account.carried
-
-
 
 
 class _WriteDocumentsFn(beam.DoFn):

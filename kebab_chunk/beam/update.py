@@ -41,6 +41,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, PCollection
 
 from kebab_chunk.beam import metrics
+from kebab_chunk.beam.batches import JOIN_BUCKETS, Pack, PackPerBucket, unpack
 from kebab_chunk.beam.chunk import run_labels
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.beam.incremental import NOTHING_REUSED
@@ -170,18 +171,28 @@ def file_key(source: SourceFile) -> tuple[str, tuple[str | None, int]]:
 
 
 class _DecideFn(beam.DoFn):
-    """One decision per source_uri; see the module docstring. A reused document leaves as
-    its finished FileAccount (the manifest counts it without joining anything more); every
-    other matched file's SourceFile goes on to the manifest's join as in a full run."""
+    """One bucket of the join -> one decision per source_uri in it; see the module
+    docstring. A reused document leaves as its finished FileAccount (the manifest counts
+    it without joining anything more); every other matched file's SourceFile goes on to
+    the manifest's join as in a full run."""
 
     def __init__(self, rule: ReuseRule) -> None:
         self._rule = rule
 
-    def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[Any]:
-        uri, grouped = element
-        files = [SourceFile(uri, media_type, size) for media_type, size in grouped[_FILES]]
-        seen = list(grouped[_SEEN])
-        rows = [BaseRow(*values) for values in grouped[_BASE]]
+    def process(self, element: tuple[int, Mapping[str, Iterable[Pack]]]) -> Iterator[Any]:
+        _, grouped = element
+        sides: dict[str, tuple[list[Any], list[Any], list[Any]]] = {}
+        for slot, side in enumerate((_FILES, _SEEN, _BASE)):
+            for uri, values in unpack(grouped[side]):
+                sides.setdefault(uri, ([], [], []))[slot].append(values)
+        for uri in sorted(sides):
+            yield from self._decide(uri, *sides[uri])
+
+    def _decide(
+        self, uri: str, matched: list[Any], seen: list[Any], base: list[Any]
+    ) -> Iterator[Any]:
+        files = [SourceFile(uri, media_type, size) for media_type, size in matched]
+        rows = [BaseRow(*values) for values in base]
         row = rows[0] if len(rows) == 1 else None
         decision = self._rule.decide_row(
             matched=bool(files), seen=seen[0] if seen else None, row=row
@@ -225,7 +236,6 @@ def _reused_account(
         errors=(),
         detected_media_type=source.media_type,
         content_hash=content_hash,
-        carried=True,
     )
 
 
@@ -279,9 +289,11 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
         parsers: ParserChoice | None,
         *,
         options: Mapping[str, Any],
+        buckets: int = JOIN_BUCKETS,
     ) -> None:
         super().__init__()
         self._base = base
+        self._buckets = buckets
         self._rule = ReuseRule(
             base.previous,
             run_labels(labels) if labels else None,
@@ -309,8 +321,12 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
             lambda d: (d.source_uri, (d.media_type, d.content_hash))
         )
         keyed_files = read["files"] | "Key files" >> beam.Map(file_key)
+        sides = {_FILES: keyed_files, _SEEN: seen, _BASE: rows}
         decided = (
-            {_FILES: keyed_files, _SEEN: seen, _BASE: rows}
+            {
+                side: pc | f"Pack {side} per bucket" >> PackPerBucket(self._buckets)
+                for side, pc in sides.items()
+            }
             | "Join with the base snapshot" >> beam.CoGroupByKey()
             | "Decide per document"
             >> beam.ParDo(_DecideFn(self._rule)).with_outputs(

@@ -387,6 +387,33 @@ def test_previous_refuses_an_updated_output_in_one_sentence(
         configure(str(steps[-1].corpus), str(tmp_path / "o"), previous=str(table))
 
 
+def test_an_update_decides_the_same_with_many_documents_per_bucket(
+    history: tuple[Path, list[Step]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan joins per bucket of source_uris (kebab_chunk/beam/batches.py); with 30
+    documents and the default 1,024 buckets nearly each has its own, so here two buckets
+    hold them all: an edit, a rename, a deletion, two additions and a broken file must
+    still give the snapshot a full run gives."""
+    import functools
+
+    from kebab_chunk.beam import graph
+    from kebab_chunk.beam.update import PlanUpdate
+
+    _, steps = history
+    monkeypatch.setattr(graph, "PlanUpdate", functools.partial(PlanUpdate, buckets=2))
+    table, full = tmp_path / "table", tmp_path / "full"
+    _run(steps[1].corpus, table, None, update=False)
+    manifest = _run(steps[3].corpus, table, None, update=True)
+    assert manifest["incremental"]["documents"] == {
+        "reused": 27,
+        "rechunked": 1,
+        "new": 3,
+        "deleted": 2,
+    }
+    _run(steps[3].corpus, full, None, update=False)
+    assert _snapshot_records(table, None) == _snapshot_records(full, None)
+
+
 def test_the_update_plan_joins_plain_values_per_document(
     history: tuple[Path, list[Step]],
 ) -> None:
