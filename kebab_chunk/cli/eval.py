@@ -13,9 +13,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kebab_chunk.cli._options import default_parsers_help
 from kebab_chunk.errors import MissingDependencyError, UsageError
 from kebab_chunk.eval import APART_TYPES, EMBED_MODES
 from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.parsers.registry import ParserChoice
 
 if TYPE_CHECKING:  # kebab_chunk.eval.run needs numpy (the eval extra): imported when run
     from kebab_chunk.eval.run import TextEmbedder
@@ -105,6 +107,12 @@ def add_eval_parser(subparsers: Any) -> None:
         default=None,
         help="also write a page with a table and chart (default: none)",
     )
+    p.add_argument(
+        "--parsers",
+        default=None,
+        help="comma-separated parser versions to read the corpus with instead of the "
+        f"defaults, as in run (e.g. html-v3; default: {default_parsers_help()})",
+    )
 
 
 def load_embedder(model: str | None) -> TextEmbedder:
@@ -146,6 +154,7 @@ def cmd_eval(args: argparse.Namespace, embedder: TextEmbedder | None = None) -> 
     if args.k < 1:
         raise UsageError(f"--k must be at least 1, got {args.k}")
     settings = [parse_setting(value, args.tokenizer) for value in args.setting]
+    parsers = ParserChoice.from_option(args.parsers)
     names = [s.name for s in settings]
     if len(set(names)) != len(names):
         raise UsageError("a --setting is given twice; give each setting once")
@@ -167,6 +176,7 @@ def cmd_eval(args: argparse.Namespace, embedder: TextEmbedder | None = None) -> 
         k=args.k,
         embed=args.embed,
         model=args.model or DEFAULT_MODEL,
+        parsers=parsers,
     )
     print(format_table(result), end="")
     if args.json is not None:

@@ -63,8 +63,8 @@ from kebab_chunk.eval.metrics import (
 )
 from kebab_chunk.model import Chunk, ChunkPolicy, make_policy
 from kebab_chunk.model.spans import ElementSpan, LineSpan, PageSpan
-from kebab_chunk.parsers import parse_document
 from kebab_chunk.parsers.decode import decode_text
+from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.tokenizers import Tokenizer, canonical_tokenizer_name, get_tokenizer
 
 __all__ = [
@@ -601,7 +601,8 @@ def _index_chunks(
     setting: Setting,
     corpus: Mapping[str, CorpusDocument],
     embed: EmbedMode,
-    ranged: frozenset[str] = frozenset(),
+    ranged: frozenset[str],
+    parse: ParserChoice,
 ) -> list[IndexedChunk]:
     """Every chunk of every corpus file under ``setting``, files by ``corpus_id``;
     ``ranged`` names the files that range references cite."""
@@ -609,7 +610,7 @@ def _index_chunks(
     counter = get_tokenizer(setting.policy.tokenizer)
     indexed: list[IndexedChunk] = []
     for corpus_id, document in sorted(corpus.items()):
-        doc = parse_document(document.raw, document.name)
+        doc = parse(document.raw, document.name)
         if not chunker.accepts(doc):
             raise UsageError(
                 f"{setting.label} does not chunk {document.name} ({doc.media_type}); choose a "
@@ -916,17 +917,20 @@ def evaluate(
     k: int = 5,
     embed: EmbedMode = "text",
     model: str = "",
+    parsers: ParserChoice | None = None,
 ) -> EvalResult:
     """Chunk, embed, retrieve the top ``k`` per question from one index over all documents
     and score every setting. ``corpus`` comes from :func:`load_corpus` (references
-    checked); ``model`` only names the embedder in the report."""
+    checked); ``model`` only names the embedder in the report; ``parsers`` reads the files
+    (default: each media type's default parser)."""
     if k < 1:
         raise UsageError(f"k must be at least 1, got {k}")
     if embed not in EMBED_MODES:
         raise UsageError(f"embed must be one of {', '.join(EMBED_MODES)}, got {embed!r}")
     ranged = frozenset(r.corpus_id for q in questions for r in q.cited if r.span is not None)
     # chunk every setting first: a label that cannot chunk the files fails before embedding
-    indexes = [_index_chunks(setting, corpus, embed, ranged) for setting in settings]
+    parse = parsers or ParserChoice()
+    indexes = [_index_chunks(setting, corpus, embed, ranged, parse) for setting in settings]
     for setting, indexed in zip(settings, indexes, strict=True):
         if not indexed:
             raise UsageError(f"{setting.name} made no chunks of the corpus; nothing to retrieve")

@@ -81,8 +81,11 @@ class HtmlEngine(VersionedParser):
         self, raw: bytes, source_uri: str, limits: ParseLimits = DEFAULT_LIMITS
     ) -> CanonicalDocument:
         text, warnings = decode_html(raw, source_uri)
-        builder_class = NavBuilder if self.rules.drop_navigation else HtmlBuilder
-        builder = builder_class(text, source_uri, limits)
+        builder = (
+            NavBuilder(text, source_uri, limits, self.rules)
+            if self.rules.drop_navigation
+            else HtmlBuilder(text, source_uri, limits)
+        )
         try:
             HtmlTokenizer(text, builder).run()
         except (LimitExceededError, ParseError):

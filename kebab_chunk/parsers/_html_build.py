@@ -34,7 +34,7 @@ from kebab_chunk.parsers._html_collect import (
 )
 from kebab_chunk.parsers.base import ParseLimits
 
-__all__ = ["HtmlBuilder"]
+__all__ = ["SECTIONING", "HtmlBuilder"]
 
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _VOID = names(
@@ -44,7 +44,7 @@ _DROP = names(
     "script style noscript template nav svg iframe object embed canvas select datalist "
     "button textarea title frameset noembed noframes"
 )
-_SECTIONING = ("article", "aside", "main", "nav", "section")
+SECTIONING = ("article", "aside", "main", "nav", "section")
 _DROP_ROLES = frozenset({"navigation", "banner", "contentinfo"})
 # A start tag of one of these closes an open <p> (HTML5 "close a p element").
 _CLOSES_P = names(
@@ -397,7 +397,7 @@ class HtmlBuilder:
     def _is_dropped(self, tag: str, attrs: Attrs) -> bool:
         if tag in _DROP:
             return True
-        if tag in ("header", "footer") and not any(self.open_count[t] for t in _SECTIONING):
+        if tag in ("header", "footer") and not any(self.open_count[t] for t in SECTIONING):
             return True  # page-level banner / footer, not an article's own header
         for name, value in attrs:
             if name == "hidden":

@@ -17,9 +17,10 @@ import re
 from bisect import bisect_left, bisect_right
 from html import unescape
 
-from kebab_chunk.parsers._html_build import HtmlBuilder
+from kebab_chunk.parsers._html_build import SECTIONING, HtmlBuilder
 from kebab_chunk.parsers._html_collect import WS, Attrs, HtmlDraft
 from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.parsers.rules import HtmlRules
 
 __all__ = ["NavBuilder"]
 
@@ -48,6 +49,11 @@ _MARKS = frozenset({"#", "¶", "§", "🔗", "⚓"})
 _CLOSE_A = re.compile(r"</a[ \t\n\r\f>]", re.IGNORECASE)
 _MARK_LOOKAHEAD = 48  # how far past <a href="#..."> a mark's text and "</a" may lie
 _LINK_ONLY_KINDS = frozenset({"paragraph", "list", "table"})
+# ids and classes of a page's footer in templates without <footer> (asciidoc's manual pages,
+# Sphinx themes, site generators): HtmlRules.page_footer_names.
+_FOOTER_NAMES = frozenset({"footer", "site-footer", "page-footer"})
+#: The rules of html-v2, for a builder made without rules.
+_V2 = HtmlRules(drop_navigation=True, refusal_names_assertion_error=False)
 
 
 class NavBuilder(HtmlBuilder):
@@ -59,8 +65,11 @@ class NavBuilder(HtmlBuilder):
     ``permalink_marks`` the ``#``/``¶`` marks skipped.
     """
 
-    def __init__(self, text: str, source_uri: str, limits: ParseLimits) -> None:
+    def __init__(
+        self, text: str, source_uri: str, limits: ParseLimits, rules: HtmlRules = _V2
+    ) -> None:
         super().__init__(text, source_uri, limits)
+        self.rules = rules
         self.nav_elements = 0
         self.link_only_blocks = 0
         self.permalink_marks = 0
@@ -75,6 +84,9 @@ class NavBuilder(HtmlBuilder):
         self._plain: list[int] = []
         self._nav_words: list[int] = []
         self._linked_images: set[int] = set()  # start offsets of images inside links
+        # Source ranges of the <dt> and <dd> elements (terms_with_definitions).
+        self._terms: list[tuple[int, int]] = []
+        self._definitions: list[tuple[int, int]] = []
 
     # -- token entry points
 
@@ -112,14 +124,24 @@ class NavBuilder(HtmlBuilder):
         super().finish()
         dropped: list[tuple[int, int]] = []
         kept: list[HtmlDraft] = []
-        for draft in self.drafts:
-            if draft.kind in _LINK_ONLY_KINDS and self._link_only(draft.start, draft.end):
+        for index, draft in enumerate(self.drafts):
+            if (
+                draft.kind in _LINK_ONLY_KINDS
+                and self._link_only(draft.start, draft.end)
+                and not (self.rules.lone_section_links and _alone(self.drafts, index))
+            ):
                 dropped.append((draft.start, draft.end))
             else:
                 kept.append(draft)
         inside = _Spans(dropped)
         self.drafts = [d for d in kept if not self._nav_image(d, inside)]
         self.link_only_blocks = len(dropped) + len(kept) - len(self.drafts)
+        if self.rules.terms_with_definitions:
+            self.drafts = _with_terms(self.drafts, _Spans(self._terms), _Spans(self._definitions))
+        if self.rules.unix_line_endings:
+            for draft in self.drafts:
+                if "\r" in draft.text:
+                    draft.text = draft.text.replace("\r\n", "\n").replace("\r", "\n")
         if self.nav_elements or self.link_only_blocks:
             self.warnings.append(
                 f"navigation left out: {self.nav_elements} navigation element(s) (menus, "
@@ -143,11 +165,23 @@ class NavBuilder(HtmlBuilder):
             if not self.dropped and (tag in ("nav", "header", "footer") or _has_nav_role(attrs)):
                 self.nav_elements += 1
             return True
-        if _is_nav_markup(tag, attrs):
+        if _is_nav_markup(tag, attrs) or (
+            self.rules.page_footer_names
+            and _is_named_footer(attrs)
+            and not any(self.open_count[t] for t in SECTIONING)
+        ):
             if not self.dropped:
                 self.nav_elements += 1
             return True
         return False
+
+    def _pop(self, end: int) -> None:
+        element = self.stack[-1]
+        super()._pop(end)
+        if element.tag == "dt" and not self.dropped:
+            self._terms.append((element.start, end))
+        elif element.tag == "dd" and not self.dropped:
+            self._definitions.append((element.start, end))
 
     def _is_mark(self, end: int) -> bool:
         """Whether the link opened at ``end`` shows only a permalink symbol (``#``, ``¶``)."""
@@ -207,6 +241,52 @@ class _Spans:
     def contains(self, offset: int) -> bool:
         index = bisect_right(self._starts, offset) - 1
         return index >= 0 and self._reach[index] > offset
+
+
+def _alone(drafts: list[HtmlDraft], index: int) -> bool:
+    """Whether ``drafts[index]`` is its section's only block: after a heading, and before
+    the next heading or the end."""
+    after_heading = index > 0 and drafts[index - 1].kind == "heading"
+    return after_heading and (index + 1 == len(drafts) or drafts[index + 1].kind == "heading")
+
+
+def _with_terms(drafts: list[HtmlDraft], terms: _Spans, definitions: _Spans) -> list[HtmlDraft]:
+    """Each run of ``<dt>`` paragraphs joined to the paragraph that starts its ``<dd>``
+    (one block from the first term's markup to that paragraph's), or to each other."""
+    out: list[HtmlDraft] = []
+    run: list[HtmlDraft] = []
+    for draft in drafts:
+        if draft.kind == "paragraph" and terms.contains(draft.start):
+            run.append(draft)
+            continue
+        if run and draft.kind == "paragraph" and definitions.contains(draft.start):
+            run.append(draft)
+            draft = _joined(run)
+        elif run:
+            out.append(_joined(run))
+        run = []
+        out.append(draft)
+    if run:
+        out.append(_joined(run))
+    return out
+
+
+def _joined(paragraphs: list[HtmlDraft]) -> HtmlDraft:
+    if len(paragraphs) == 1:
+        return paragraphs[0]
+    text = "\n".join(p.text for p in paragraphs)
+    return HtmlDraft("paragraph", text, start=paragraphs[0].start, end=paragraphs[-1].end)
+
+
+def _is_named_footer(attrs: Attrs) -> bool:
+    for name, value in attrs:
+        if value is None:
+            continue
+        if name == "id" and value.strip().lower() in _FOOTER_NAMES:
+            return True
+        if name == "class" and not _FOOTER_NAMES.isdisjoint(value.lower().split()):
+            return True
+    return False
 
 
 def _count(offsets: list[int], start: int, end: int) -> int:

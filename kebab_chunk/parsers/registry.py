@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kebab_chunk.errors import (
     NotBytesError,
@@ -55,6 +55,7 @@ _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document
 _PDF_TEXT_V1 = PdfRules(whole_pages=True, outline_headings=False, drop_running_lines=False)
 _DOCLING_JSON_V1 = DoclingRules(skip_picture_text=False, captions_in_tables=False)
 _HTML_V1 = HtmlRules(drop_navigation=False, refusal_names_assertion_error=True)
+_HTML_V2 = HtmlRules(drop_navigation=True, refusal_names_assertion_error=False)
 
 #: Every registered parser version. A version stays registered, and reproducible, after it
 #: stops being a default: ``md-mistune-v1`` is still chosen with ``parser_version=`` or
@@ -102,9 +103,22 @@ PARSER_VERSIONS: tuple[ParserVersion, ...] = (
     ParserVersion(
         "html-v2",
         ((_HTML, "kebab_chunk.parsers._html:HtmlEngine"),),
-        HtmlRules(drop_navigation=True, refusal_names_assertion_error=False),
+        _HTML_V2,
         "html-v1's blocks and spans, navigation bars, link-only blocks and permalink marks "
         "left out",
+    ),
+    ParserVersion(
+        "html-v3",
+        ((_HTML, "kebab_chunk.parsers._html:HtmlEngine"),),
+        replace(
+            _HTML_V2,
+            page_footer_names=True,
+            terms_with_definitions=True,
+            lone_section_links=True,
+            unix_line_endings=True,
+        ),
+        "html-v2's blocks, and footers named footer left out, definition terms kept with "
+        "their definitions, a section's lone link list kept, one line ending (LF)",
     ),
     ParserVersion(
         "csv-v1",

@@ -62,6 +62,21 @@ class HtmlRules:
     #: tokenizer (html-v1's refusal stays that sentence); off, it gives the tokenizer's
     #: message alone (html-v2).
     refusal_names_assertion_error: bool
+    #: An element whose ``id`` or a ``class`` is ``footer``, ``site-footer`` or
+    #: ``page-footer``, outside ``article``/``section``/``main``/``aside``, is left out as a
+    #: page-level footer ("Last updated ...", copyright lines), like ``<footer>``; needs
+    #: ``drop_navigation`` (html-v3).
+    page_footer_names: bool = False
+    #: The term(s) of a ``<dt>`` run start the first paragraph of the ``<dd>`` after them,
+    #: one block (a term alone in a chunk means nothing); terms with no paragraph after them
+    #: are one block. Needs ``drop_navigation`` (html-v3).
+    terms_with_definitions: bool = False
+    #: A link-only block that is its section's only block (a "SEE ALSO" list between a
+    #: heading and the next) is content, not navigation. Needs ``drop_navigation`` (html-v3).
+    lone_section_links: bool = False
+    #: ``\r\n`` and ``\r`` in a block's text (``<pre>`` keeps them as written) become
+    #: ``\n``, as HTML's own input preprocessing does: one line-ending convention (html-v3).
+    unix_line_endings: bool = False
 
 
 #: The rules of any engine; ``None`` in a registry row is an engine with one version only.

@@ -247,3 +247,37 @@ def test_types_select_questions_and_the_table_and_json_break_results_down_by_typ
     table = capsys.readouterr().out.splitlines()
     assert table[3].split()[6:11] == ["-", "-", "-", "-", "-"]  # nothing left to summarise
     assert table[-1].split()[1:3] == ["Contextual", "Anaphora"]
+
+
+def test_parsers_choose_how_the_corpus_is_read(
+    tmp_path: Path, fake_model: list[str | None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--parsers`` as in ``run``: html-v2 leaves a "SEE ALSO" link list out as navigation,
+    html-v3 keeps it, so only html-v3's chunks can hold the reference."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    page = (
+        "<h1>kc-label</h1><p>Create or retire a chunker label.</p>"
+        '<h2>SEE ALSO</h2><p><a href="kc-config.html">kc-config(1)</a>, '
+        '<a href="kc-run.html">kc-run(1)</a>, <a href="kc-diff.html">kc-diff(1)</a></p>'
+    )
+    (corpus / "label.html").write_text(page, encoding="utf-8")
+    reference = {"content": "kc-config(1), kc-run(1), kc-diff(1)", "corpus_id": "label.html"}
+    questions = tmp_path / "q.csv"
+    questions.write_text(
+        "question,references,corpus_id\n"
+        f'"What else to read?","{json.dumps([reference]).replace(chr(34), chr(34) * 2)}",'
+        "label.html\n",
+        encoding="utf-8",
+    )
+    recall = {}
+    for version in ("html-v2", "html-v3"):
+        out = tmp_path / f"{version}.json"
+        args = _args(corpus, questions, "--setting", "hybrid-v4", "--k", "10", "--json", str(out))
+        assert main([*args, "--parsers", version]) == 0, capsys.readouterr().err
+        recall[version] = json.loads(out.read_text(encoding="utf-8"))["settings"][0][
+            "overlap_recall"
+        ]
+    assert recall == {"html-v2": 0.0, "html-v3": 1.0}
+    assert main([*_args(corpus, questions, "--setting", "hybrid-v4"), "--parsers", "nope"]) == 2
+    assert "no parser is registered as 'nope'" in capsys.readouterr().err

@@ -96,6 +96,7 @@ FAMILIES: dict[str, Family] = {
                 "html/nav",
                 ["docbook.html", "site.html", "texinfo6.html", "texinfo7.html"],
             ),
+            **_named(FIXTURES / "html" / "manual", "html/manual", ["label-manual.html"]),
         },
     ),
 }
