@@ -1,4 +1,4 @@
-"""The engine of the HTML parser versions (``html-v1``, ``html-v2``).
+"""The engine of the HTML parser versions (``html-v1``, ``html-v2``, ``html-v3``).
 
 Every version it serves is a row of the registry with one
 :class:`~kebab_chunk.parsers.rules.HtmlRules` value (every rule in which it differs from the

@@ -1,5 +1,7 @@
-"""html-v2's block builder: html-v1's builder plus html-v2's navigation rules
-(``HtmlRules.drop_navigation``; what they leave out, and why: docs/internals/parser-changes.md).
+"""html-v2's and html-v3's block builder: html-v1's builder plus html-v2's navigation rules
+(``HtmlRules.drop_navigation``) and, switched by their own rules, html-v3's (named footers,
+terms joined to definitions, a section's lone link list kept, one line ending); what each
+leaves out or changes, and why: docs/internals/parser-changes.md.
 
 :class:`NavBuilder` extends :class:`~._html_build.HtmlBuilder` without changing it (html-v1
 keeps its output): it drops more elements at their start tag (navigation classes, DocBook
@@ -52,8 +54,6 @@ _LINK_ONLY_KINDS = frozenset({"paragraph", "list", "table"})
 # ids and classes of a page's footer in templates without <footer> (asciidoc's manual pages,
 # Sphinx themes, site generators): HtmlRules.page_footer_names.
 _FOOTER_NAMES = frozenset({"footer", "site-footer", "page-footer"})
-#: The rules of html-v2, for a builder made without rules.
-_V2 = HtmlRules(drop_navigation=True, refusal_names_assertion_error=False)
 
 
 class NavBuilder(HtmlBuilder):
@@ -65,9 +65,7 @@ class NavBuilder(HtmlBuilder):
     ``permalink_marks`` the ``#``/``¶`` marks skipped.
     """
 
-    def __init__(
-        self, text: str, source_uri: str, limits: ParseLimits, rules: HtmlRules = _V2
-    ) -> None:
+    def __init__(self, text: str, source_uri: str, limits: ParseLimits, rules: HtmlRules) -> None:
         super().__init__(text, source_uri, limits)
         self.rules = rules
         self.nav_elements = 0

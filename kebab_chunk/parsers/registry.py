@@ -25,7 +25,7 @@ from kebab_chunk.errors import (
 )
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, Parser, ParserVersion
-from kebab_chunk.parsers.rules import DoclingRules, HtmlRules, PdfRules
+from kebab_chunk.parsers.rules import DoclingRules, HtmlRules, PdfRules, PlainTextRules
 
 __all__ = [
     "DEFAULT_PARSER_VERSIONS",
@@ -54,8 +54,15 @@ _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document
 
 _PDF_TEXT_V1 = PdfRules(whole_pages=True, outline_headings=False, drop_running_lines=False)
 _DOCLING_JSON_V1 = DoclingRules(skip_picture_text=False, captions_in_tables=False)
-_HTML_V1 = HtmlRules(drop_navigation=False, refusal_names_assertion_error=True)
-_HTML_V2 = HtmlRules(drop_navigation=True, refusal_names_assertion_error=False)
+_HTML_V1 = HtmlRules(
+    drop_navigation=False,
+    refusal_names_assertion_error=True,
+    page_footer_names=False,
+    terms_with_definitions=False,
+    lone_section_links=False,
+    unix_line_endings=False,
+)
+_HTML_V2 = replace(_HTML_V1, drop_navigation=True, refusal_names_assertion_error=False)
 
 #: Every registered parser version. A version stays registered, and reproducible, after it
 #: stops being a default: ``md-mistune-v1`` is still chosen with ``parser_version=`` or
@@ -76,9 +83,15 @@ PARSER_VERSIONS: tuple[ParserVersion, ...] = (
     ),
     ParserVersion(
         "text-plain-v1",
-        (("text/plain", "kebab_chunk.parsers.text_plain_v1:PlainTextParser"),),
-        None,
+        (("text/plain", "kebab_chunk.parsers._plain_text:PlainTextParser"),),
+        PlainTextRules(headings=False),
         "blank-line separated paragraphs, exact line spans",
+    ),
+    ParserVersion(
+        "text-plain-v2",
+        (("text/plain", "kebab_chunk.parsers._plain_text:PlainTextParser"),),
+        PlainTextRules(headings=True),
+        "text-plain-v1's paragraphs, and AsciiDoc and setext section titles as headings",
     ),
     ParserVersion(
         "pdf-text-v1",
@@ -155,12 +168,14 @@ _BY_NAME: dict[str, ParserVersion] = {row.name: row for row in PARSER_VERSIONS}
 #: ``md-pyromark-v1`` replaced ``md-mistune-v1`` for Markdown (docs/internals/decisions.md):
 #: same blocks on the whole benchmark corpus, so the same chunk ids, at 2.4x the parse speed.
 #: pdf-text-v2, html-v2 and docling-json-v2 replaced their v1 (outline headings, no
-#: navigation, no picture text); every v1 stays registered (docs/internals/decisions.md).
+#: navigation, no picture text), html-v3 replaced html-v2 (manual pages' footers, terms
+#: and "SEE ALSO" lists) and text-plain-v2 replaced text-plain-v1 (section titles); every
+#: earlier version stays registered (docs/internals/decisions.md).
 DEFAULT_PARSER_VERSIONS: dict[str, str] = {
     "text/markdown": "md-pyromark-v1",
-    "text/plain": "text-plain-v1",
+    "text/plain": "text-plain-v2",
     "application/pdf": "pdf-text-v2",
-    "text/html": "html-v2",
+    "text/html": "html-v3",
     "text/csv": "csv-v1",
     "text/tab-separated-values": "csv-v1",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx-v1",

@@ -66,18 +66,31 @@ class HtmlRules:
     #: ``page-footer``, outside ``article``/``section``/``main``/``aside``, is left out as a
     #: page-level footer ("Last updated ...", copyright lines), like ``<footer>``; needs
     #: ``drop_navigation`` (html-v3).
-    page_footer_names: bool = False
+    page_footer_names: bool
     #: The term(s) of a ``<dt>`` run start the first paragraph of the ``<dd>`` after them,
     #: one block (a term alone in a chunk means nothing); terms with no paragraph after them
     #: are one block. Needs ``drop_navigation`` (html-v3).
-    terms_with_definitions: bool = False
+    terms_with_definitions: bool
     #: A link-only block that is its section's only block (a "SEE ALSO" list between a
     #: heading and the next) is content, not navigation. Needs ``drop_navigation`` (html-v3).
-    lone_section_links: bool = False
+    lone_section_links: bool
     #: ``\r\n`` and ``\r`` in a block's text (``<pre>`` keeps them as written) become
     #: ``\n``, as HTML's own input preprocessing does: one line-ending convention (html-v3).
-    unix_line_endings: bool = False
+    unix_line_endings: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlainTextRules:
+    """What distinguishes the ``text-plain-*`` versions (:mod:`kebab_chunk.parsers._plain_text`)."""
+
+    #: Section titles are headings: a line underlined by a line of one of ``= - ~ ^ +``
+    #: (levels 1 to 5, as AsciiDoc and Markdown's setext write them; the underline at most
+    #: two characters longer or shorter than the title), or a paragraph's first line
+    #: ``= Title`` to ``====== Title`` (AsciiDoc's one-line titles); not inside AsciiDoc's
+    #: delimited blocks (``----``, ``....``, ``====``, ``++++``, ``****``, ``____``)
+    #: (text-plain-v2).
+    headings: bool
 
 
 #: The rules of any engine; ``None`` in a registry row is an engine with one version only.
-Rules = PdfRules | DoclingRules | HtmlRules
+Rules = PdfRules | DoclingRules | HtmlRules | PlainTextRules

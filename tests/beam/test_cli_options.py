@@ -159,7 +159,7 @@ def test_parsers_option_pins_an_older_markdown_parser(
     versions = {c.source_uri: c.parser_version for c in pinned}
     assert versions == {
         "installation.md": "md-mistune-v1",
-        "release-notes-2.4.txt": "text-plain-v1",
+        "release-notes-2.4.txt": "text-plain-v2",
     }
     assert {c.parser_version for c in default if c.source_uri.endswith(".md")} == {"md-pyromark-v1"}
     assert [c.chunk_id for c in pinned] == [c.chunk_id for c in default]

@@ -104,15 +104,15 @@ def parsed_as(
 def test_the_media_type_comes_from_metadata_the_name_or_the_splitter() -> None:
     html = _text("web/article.html")
 
-    assert parsed_as(html, {"source": "page.html"}) == {("html-v2", "hybrid-v4")}
+    assert parsed_as(html, {"source": "page.html"}) == {("html-v3", "hybrid-v4")}
     assert parsed_as(html, {"source": "page", "media_type": "text/html"}) == {
-        ("html-v2", "hybrid-v4")
+        ("html-v3", "hybrid-v4")
     }
     # LlamaIndex readers' keys work too.
-    assert parsed_as(html, {"file_path": "/data/page.htm"}) == {("html-v2", "hybrid-v4")}
+    assert parsed_as(html, {"file_path": "/data/page.htm"}) == {("html-v3", "hybrid-v4")}
     # A loader's extracted PDF text is plain text; unknown names are Markdown.
     assert parsed_as("Page one text.\n", {"source": "scan.pdf", "page": "3"}) == {
-        ("text-plain-v1", "md-heading-v3")
+        ("text-plain-v2", "md-heading-v3")
     }
     assert parsed_as("# Title\n\nBody.\n", {"source": "notes.rst"}) == {
         ("md-pyromark-v1", "md-heading-v3")

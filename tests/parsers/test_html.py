@@ -253,7 +253,7 @@ def test_inline_images_follow_their_paragraph_and_empty_alt_is_skipped() -> None
 def test_registry_routes_html() -> None:
     assert detect_media_type("site/index.htm") == "text/html"
     doc = parse_document(b"<h1>x</h1>", "site/index.html")
-    assert doc.parser_version == "html-v2" and doc.media_type == "text/html"  # the default
+    assert doc.parser_version == "html-v3" and doc.media_type == "text/html"  # the default
 
 
 _TAGS = ["p", "div", "ul", "ol", "li", "table", "tr", "td", "th", "h1", "h3", "pre", "b", "i"]

@@ -241,14 +241,14 @@ def test_no_warning_without_navigation() -> None:
 
 
 def test_deterministic_and_registered() -> None:
-    """Same bytes, same records; chosen by version; html-v2 is the default."""
+    """Same bytes, same records; chosen by version (html-v3 replaced it as the default)."""
     raw = (FIXTURES / "site.html").read_bytes()
     first = parse_document(raw, "html/nav/site.html", parser_version="html-v2")
     again = parse_document(raw, "html/nav/site.html", parser_version="html-v2")
     assert first.model_dump_json() == again.model_dump_json()
     assert first.parser_version == "html-v2"
-    assert DEFAULT_PARSER_VERSIONS["text/html"] == "html-v2"
-    assert parse_document(raw, "html/nav/site.html").parser_version == "html-v2"
+    assert DEFAULT_PARSER_VERSIONS["text/html"] == "html-v3"
+    assert parse_document(raw, "html/nav/site.html").parser_version == "html-v3"
 
 
 def test_many_navigation_blocks_stay_linear() -> None:

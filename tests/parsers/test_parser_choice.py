@@ -37,7 +37,7 @@ def test_a_named_version_replaces_the_default_only_for_its_media_types() -> None
     assert choice.version_for("text/markdown") == "md-mistune-v1"
     assert choice.version_for("application/pdf") == "pdf-text-v2"
     assert choice(MARKDOWN, "a.md").parser_version == "md-mistune-v1"
-    assert choice(b"plain words\n", "a.txt").parser_version == "text-plain-v1"
+    assert choice(b"plain words\n", "a.txt").parser_version == "text-plain-v2"
     assert choice.effective()["text/markdown"] == "md-mistune-v1"
 
 

@@ -28,9 +28,10 @@ from kebab_chunk.errors import ParseError
 from kebab_chunk.parsers._docling_json import DoclingJsonEngine
 from kebab_chunk.parsers._html import HtmlEngine
 from kebab_chunk.parsers._pdf import PdfTextParser
+from kebab_chunk.parsers._plain_text import PlainTextParser
 from kebab_chunk.parsers.base import ParserVersion
 from kebab_chunk.parsers.registry import PARSER_VERSIONS, get_parser_by_version
-from kebab_chunk.parsers.rules import DoclingRules, HtmlRules, PdfRules
+from kebab_chunk.parsers.rules import DoclingRules, HtmlRules, PdfRules, PlainTextRules
 from tests.golden import GOLDEN_DIR, rendered_golden
 from tests.parsers.test_docling_json_v2 import paper
 
@@ -48,7 +49,7 @@ def _file(path: Path) -> Callable[[], bytes]:
 class Family:
     """One engine with rules: the engine, its rules type and the inputs of its goldens."""
 
-    engine: type[PdfTextParser | DoclingJsonEngine | HtmlEngine]
+    engine: type[PdfTextParser | DoclingJsonEngine | HtmlEngine | PlainTextParser]
     rules: type
     inputs: dict[str, Input]
 
@@ -97,6 +98,18 @@ FAMILIES: dict[str, Family] = {
                 ["docbook.html", "site.html", "texinfo6.html", "texinfo7.html"],
             ),
             **_named(FIXTURES / "html" / "manual", "html/manual", ["label-manual.html"]),
+        },
+    ),
+    "text-plain-": Family(
+        PlainTextParser,
+        PlainTextRules,
+        {
+            **_named(
+                FIXTURES / "corpus" / "notes",
+                "notes",
+                ["release-notes-2.4.txt", "legacy-latin1.txt", "empty.txt"],
+            ),
+            **_named(FIXTURES / "text", "text", ["asciidoc-manual.txt"]),
         },
     ),
 }

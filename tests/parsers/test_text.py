@@ -109,8 +109,9 @@ def test_golden_snapshot(name: str) -> None:
     assert_golden("text-plain-v1", name, doc.model_dump(mode="json"))
 
 
-def test_registry_routes_text_here() -> None:
-    assert parse_document(b"x", "a.txt").parser_version == "text-plain-v1"
+def test_registry_routes_text_to_the_default_version() -> None:
+    """text-plain-v2 replaced text-plain-v1 as the default (docs/internals/decisions.md)."""
+    assert parse_document(b"x", "a.txt").parser_version == "text-plain-v2"
 
 
 def test_huge_single_line() -> None:
