@@ -115,6 +115,7 @@ class HtmlBuilder:
         self.drafts: list[HtmlDraft] = []
         self.pending_images: list[HtmlDraft] = []
         self.warnings: list[str] = []
+        self.code_in_lists = False  # a <pre> in a list item keeps its lines (html-v3's rule)
         self.title: str | None = None
         self._title_pieces: list[Piece] | None = None
         self._para: list[Piece] | None = None  # the implicit paragraph, when open
@@ -226,7 +227,13 @@ class HtmlBuilder:
         elif tag == "p":
             collector = TextCollector("paragraph")
         elif tag in LISTS or tag == "li":
-            collector = ListCollector(tag, attrs, self.limits.max_nesting, self.source_uri)
+            collector = ListCollector(
+                tag,
+                attrs,
+                self.limits.max_nesting,
+                self.source_uri,
+                code_lines=self.code_in_lists,
+            )
         elif tag in ("pre", "listing", "xmp"):
             collector = CodeCollector(attrs)
         elif tag == "table":

@@ -28,6 +28,8 @@ __all__ = [
     "Piece",
     "TableCollector",
     "TextCollector",
+    "Verbatim",
+    "item_text",
     "names",
     "one_line",
     "render",
@@ -46,6 +48,7 @@ BLOCK = names(
     "thead tr ul xmp"
 )
 LISTS = frozenset({"ul", "ol", "menu", "dir"})
+_PRE = frozenset({"pre", "listing", "xmp"})
 
 WS = " \t\n\r\f"
 WS_RUN = re.compile(r"[ \t\n\r\f]+")
@@ -83,6 +86,42 @@ def render(pieces: list[Piece]) -> str:
 
 def one_line(pieces: list[Piece]) -> str:
     return render(pieces).replace("\n", " ")
+
+
+class Verbatim(str):
+    """Text of a ``<pre>`` inside a list item, kept line by line (``code_in_lists``)."""
+
+    __slots__ = ()
+
+
+def item_text(pieces: list[Piece]) -> str:
+    """A list item's text with its ``<pre>`` parts kept line by line: each run of other
+    pieces on one line as ``one_line`` renders it, each ``<pre>`` as its lines (line
+    endings as ``\\n``, the newline right after ``<pre>`` dropped as HTML does, trailing
+    blanks removed)."""
+    lines: list[str] = []
+    run: list[Piece] = []
+    index = 0
+    while index <= len(pieces):
+        piece = pieces[index] if index < len(pieces) else None
+        if isinstance(piece, Verbatim) or index == len(pieces):
+            text = one_line(run)
+            if text:
+                lines.append(text)
+            run = []
+            code: list[str] = []
+            while index < len(pieces) and isinstance(pieces[index], Verbatim):
+                code.append(str(pieces[index]))
+                index += 1
+            block = "".join(code).replace("\r\n", "\n").replace("\r", "\n")
+            block = block[1:] if block.startswith("\n") else block
+            lines.extend(line.rstrip() for line in block.rstrip().split("\n") if block.strip())
+            if index == len(pieces):
+                break
+            continue
+        run.append(piece)
+        index += 1
+    return "\n".join(lines)
 
 
 class TextCollector:
@@ -159,7 +198,17 @@ class _Item:
 class ListCollector:
     """Outermost ``ul``/``ol`` (or a stray ``li``): every item, nested ones indented."""
 
-    def __init__(self, tag: str, attrs: Attrs, max_nesting: int, source_uri: str) -> None:
+    def __init__(
+        self,
+        tag: str,
+        attrs: Attrs,
+        max_nesting: int,
+        source_uri: str,
+        *,
+        code_lines: bool = False,
+    ) -> None:
+        self.code_lines = code_lines  # HtmlRules.code_in_lists: <pre> keeps its lines
+        self.in_pre = 0  # open <pre>-like elements (code_lines only)
         self.items: list[_Item] = []
         self.levels: list[list[int]] = []  # per open list: [ordered, next number]
         self.current: list[int | None] = []  # per open list: index of its open item
@@ -203,10 +252,14 @@ class ListCollector:
             self._open_item()  # text straight inside <ul>: keep it as an item
             target = self._target()
         assert target is not None
-        target.pieces.append(data)
+        target.pieces.append(Verbatim(data) if self.in_pre else data)
 
     def start(self, tag: str, attrs: Attrs) -> None:
-        if tag in LISTS:
+        if self.code_lines and tag in _PRE:
+            self.in_pre += 1
+        if self.in_pre and tag == "br":
+            self.text("\n")
+        elif tag in LISTS:
             self._open_list(tag, attrs)
         elif tag == "li":
             self._open_item()
@@ -216,6 +269,8 @@ class ListCollector:
                 target.pieces.append(None)
 
     def end(self, tag: str) -> None:
+        if self.in_pre and tag in _PRE:
+            self.in_pre -= 1
         if tag in LISTS and len(self.levels) > 1:
             self.levels.pop()
             self.current.pop()
@@ -226,10 +281,14 @@ class ListCollector:
         items: list[str] = []
         lines: list[str] = []
         for item in self.items:
-            text = one_line(item.pieces)
+            text = item_text(item.pieces) if self.code_lines else one_line(item.pieces)
             if text:
                 items.append(text)
-                lines.append(f"{'  ' * item.depth}{item.marker} {text}")
+                first, *more = text.split("\n")
+                indent = "  " * item.depth
+                lines.append(f"{indent}{item.marker} {first}")
+                hang = indent + " " * (len(item.marker) + 1)
+                lines.extend(f"{hang}{line}" if line else "" for line in more)
         if not items:
             return []
         return [

@@ -68,6 +68,7 @@ class NavBuilder(HtmlBuilder):
     def __init__(self, text: str, source_uri: str, limits: ParseLimits, rules: HtmlRules) -> None:
         super().__init__(text, source_uri, limits)
         self.rules = rules
+        self.code_in_lists = rules.code_in_lists
         self.nav_elements = 0
         self.link_only_blocks = 0
         self.permalink_marks = 0

@@ -61,6 +61,7 @@ _HTML_V1 = HtmlRules(
     terms_with_definitions=False,
     lone_section_links=False,
     unix_line_endings=False,
+    code_in_lists=False,
 )
 _HTML_V2 = replace(_HTML_V1, drop_navigation=True, refusal_names_assertion_error=False)
 
@@ -129,9 +130,11 @@ PARSER_VERSIONS: tuple[ParserVersion, ...] = (
             terms_with_definitions=True,
             lone_section_links=True,
             unix_line_endings=True,
+            code_in_lists=True,
         ),
         "html-v2's blocks, and footers named footer left out, definition terms kept with "
-        "their definitions, a section's lone link list kept, one line ending (LF)",
+        "their definitions, a section's lone link list kept, code in list items kept line by "
+        "line, one line ending (LF)",
     ),
     ParserVersion(
         "csv-v1",

@@ -77,6 +77,10 @@ class HtmlRules:
     #: ``\r\n`` and ``\r`` in a block's text (``<pre>`` keeps them as written) become
     #: ``\n``, as HTML's own input preprocessing does: one line-ending convention (html-v3).
     unix_line_endings: bool
+    #: A ``<pre>`` inside a list item keeps its lines (indented under the item in the
+    #: list's text, line by line in its ``items`` entry) instead of being collapsed onto the
+    #: item's one line. Needs ``drop_navigation`` (html-v3).
+    code_in_lists: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,10 @@
 A new user's run over git's own HTML manual pages (asciidoc output) found, with html-v2:
 every page's footer kept ("Last updated ..." in 205 of 206 pages), "SEE ALSO" sections
 left empty because their one paragraph is links, each option's term (``-a``) a block of its
-own, apart from its definition, and code blocks keeping the page's ``\\r\\n`` while the rest
-of the text has ``\\n``. ``fixtures/html/manual/label-manual.html`` is a page of that shape
-(CRLF line endings), written for these tests.
+own, apart from its definition, code inside list items run onto the item's one line, and
+code blocks keeping the page's ``\\r\\n`` while the rest of the text has ``\\n``.
+``fixtures/html/manual/label-manual.html`` is a page of that shape (CRLF line endings),
+written for these tests.
 """
 
 from __future__ import annotations
@@ -112,13 +113,42 @@ def test_line_endings_are_one_convention() -> None:
 
 def test_every_other_block_is_html_v2s_with_its_span() -> None:
     """html-v3 only joins terms to their definitions, keeps lone link lists, leaves named
-    footers out and rewrites line endings: every other block is html-v2's, same span."""
+    footers out, keeps code lines in list items and rewrites line endings: every other
+    block is html-v2's, same span."""
     for name, (path, uri) in INPUTS.items():
         raw = path.read_bytes()
         old = {(b.kind, span_of(b)): b.text for b in parse("html-v2", raw, uri).blocks}
         for block in parse("html-v3", raw, uri).blocks:
             key = (block.kind, span_of(block))
-            if key in old:
+            if key in old and block.kind == "list":  # the same words; code keeps its lines
+                assert block.text.split() == old[key].split(), name
+            elif key in old:
                 assert block.text == old[key].replace("\r\n", "\n").replace("\r", "\n"), name
             else:
                 assert block.kind == "paragraph", (name, block.text)
+
+
+def test_code_in_a_list_item_keeps_its_lines() -> None:
+    old, new = manual("html-v2"), manual("html-v3")
+    (before,) = [b for b in old.blocks if b.kind == "list"]
+    (after,) = [b for b in new.blocks if b.kind == "list"]
+    assert "md-heading-v1 kc-label --list md-heading-v2" in before.text
+    assert after.text == (
+        "- Retire it and check what is left:\n"
+        "  kc-label --retire md-heading-v1\n"
+        "  kc-label --list\n"
+        "\n"
+        "    md-heading-v2\n"
+        "- Run again; nothing else changes."
+    )
+    assert after.items[0].split("\n")[1:] == [
+        "kc-label --retire md-heading-v1",
+        "kc-label --list",
+        "",
+        "  md-heading-v2",
+    ]
+    assert span_of(after) == span_of(before)
+    markup = b"<ol><li>Run<pre>\na\n  b</pre>then<ul><li>x<br>y</li></ul></li></ol>"
+    nested = parse("html-v3", markup)
+    (block,) = nested.blocks
+    assert block.text == "1. Run\n   a\n     b\n   then\n  - x y"
