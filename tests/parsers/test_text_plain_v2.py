@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kebab_chunk.model import CanonicalDocument, LineSpan
@@ -129,7 +129,6 @@ _LINES = st.sampled_from(
 )
 
 
-@settings(max_examples=200)
 @given(st.lists(_LINES, max_size=30))
 def test_every_line_of_text_is_in_exactly_one_block(lines: list[str]) -> None:
     """Headings only split paragraphs: the text of v1's paragraphs is v2's blocks' text plus
