@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from kebab_chunk.model import CanonicalDocument, LineSpan
+from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.parsers._html_charset import decode_html
 from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.golden import assert_golden
-from tests.parsers.test_html_v2 import _BALANCED
+from tests.parsers.test_html_v2 import _BALANCED, span_of, texts
 
 HTML = Path(__file__).resolve().parents[2] / "fixtures" / "html"
 MANUAL = HTML / "manual" / "label-manual.html"
@@ -36,16 +36,6 @@ def parse(version: str, raw: bytes, uri: str = "t.html") -> CanonicalDocument:
 
 def manual(version: str) -> CanonicalDocument:
     return parse(version, MANUAL.read_bytes(), INPUTS["label-manual.html"][1])
-
-
-def texts(doc: CanonicalDocument) -> list[str]:
-    return [b.text for b in doc.blocks]
-
-
-def span_of(block: object) -> tuple[int, int]:
-    (span,) = block.spans  # type: ignore[attr-defined]
-    assert isinstance(span, LineSpan)
-    return span.char_start, span.char_end
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
