@@ -10,8 +10,10 @@ record by a stable bucket of its join key and combines the records of a bucket i
 zlib-compressed blocks of pickled tuples. The combine is lifted into the producing step on
 every runner (Beam's combiner lifting; ``compact`` compresses before anything is sent), so
 the grouping sees at most one element per bucket and bundle, and the joining step unpacks
-one bucket at a time. Records must be tuples of plain values (str, int, None, tuples):
-pickled by protocol 5, they round-trip exactly on any worker.
+one bucket at a time. Records are pickled (protocol 5), so their values must be picklable
+by reference to code every worker has (plain values, the pipeline's dataclasses); zlib
+takes out what repeats between records (class paths, common prefixes of source_uris).
+The manifest's per-file join (kebab_chunk/beam/manifest.py) is packed the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.pvalue import PCollection
 
-__all__ = ["JOIN_BUCKETS", "Pack", "PackPerBucket", "bucket_of", "unpack"]
+__all__ = [
+    "JOIN_BUCKETS",
+    "Pack",
+    "PackPerBucket",
+    "bucket_of",
+    "pack_records",
+    "unpack_records",
+]
 
 #: Buckets of an update's join: about 1,000 documents each at 1,000,000 documents, and
 #: still a small group to hold (100,000 records) at 100,000,000.
@@ -95,18 +104,16 @@ class _PackFn(beam.CombineFn):
 
 
 class PackPerBucket(beam.PTransform[PCollection[tuple[str, Any]], PCollection[tuple[int, Pack]]]):
-    """(join key, values) -> (bucket, Pack of (join key, *values) records), one per bucket.
+    """(join key, value) -> (bucket, Pack of (join key, value) records), one per bucket."""
 
-    ``values`` is a tuple of plain values, or one plain value."""
-
-    def __init__(self, buckets: int = JOIN_BUCKETS) -> None:
+    def __init__(self, buckets: int | None = None) -> None:
         super().__init__()
-        if buckets < 1:
+        if buckets is not None and buckets < 1:
             raise ValueError(f"PackPerBucket needs at least one bucket, got {buckets}.")
         self._buckets = buckets
 
     def expand(self, keyed: PCollection[tuple[str, Any]]) -> PCollection[tuple[int, Pack]]:
-        buckets = self._buckets
+        buckets = self._buckets or JOIN_BUCKETS  # None: the module's count when wired
         packed: PCollection[tuple[int, Pack]] = (
             keyed
             | "Bucket records" >> beam.MapTuple(lambda k, v: (bucket_of(k, buckets), (k, v)))
@@ -115,7 +122,16 @@ class PackPerBucket(beam.PTransform[PCollection[tuple[str, Any]], PCollection[tu
         return packed
 
 
-def unpack(packs: Iterable[Pack]) -> Iterator[tuple[str, Any]]:
+def pack_records(records: Iterable[tuple[str, Any]]) -> Pack:
+    """Some (key, value) records as one Pack (what ``PackPerBucket`` makes per bucket)."""
+    fn = _PackFn()
+    batch = fn.create_accumulator()
+    for record in records:
+        batch = fn.add_input(batch, record)
+    return fn.compact(batch)
+
+
+def unpack_records(packs: Iterable[Pack]) -> Iterator[tuple[str, Any]]:
     """Every (join key, values) record of some Packs, in no particular order."""
     for blocks, pending in packs:
         for block in blocks:

@@ -47,6 +47,7 @@ from apache_beam.transforms import combiners
 
 from kebab_chunk import __version__
 from kebab_chunk.beam import metrics
+from kebab_chunk.beam.batches import Pack, PackPerBucket, pack_records, unpack_records
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
 from kebab_chunk.elements import DocumentOutcome, SourceFile, WrittenFile
@@ -239,46 +240,58 @@ def _bucket(
 
 
 class _ClassifyFn(beam.DoFn):
-    """One FileAccount per source_uri from everything the run produced for it."""
+    """One bucket of the per-file join -> one FileAccount per source_uri in it, from
+    everything the run produced for that file (the join's sides are packed per bucket:
+    kebab_chunk/beam/batches.py)."""
 
-    def process(self, element: tuple[str, Mapping[str, Iterable[Any]]]) -> Iterator[FileAccount]:
-        uri, grouped = element
-        files: list[SourceFile] = list(grouped["files"])
-        skipped: list[SourceFile] = list(grouped.get("skipped", ()))
-        outcomes: list[DocumentOutcome] = list(grouped["outcomes"])
-        errors: list[ErrorRecord] = sorted(grouped["errors"], key=ErrorRecord.sort_key)
-        chunk_counts: Counter[str] = Counter()
-        index: list[Packed] = []
-        for label, n, lines in grouped["chunks"]:
-            chunk_counts[label] += n
-            index.append((label, lines))
-        outcome = outcomes[0] if outcomes else None
-        bucket = _bucket(files, skipped, outcomes, errors, sum(chunk_counts.values()))
-        detected = files[0].media_type if files else None
-        media_type = (outcome.media_type if outcome else detected) or "unknown"
-        content_hash = (
-            outcome.facts.content_hash
-            if outcome
-            else next((e.content_hash for e in errors if e.content_hash), None)
-        )
-        account = FileAccount(
-            source_uri=uri,
-            bucket=bucket,
-            media_type=media_type,
-            size_bytes=files[0].size_bytes if files else 0,
-            matched=bool(files),
-            parsed=outcome is not None,
-            warnings=len(outcome.warnings) if outcome else 0,
-            parser_version=outcome.parser_version if outcome else None,
-            chunks_by_label=tuple(sorted(chunk_counts.items())),
-            errors=tuple((e.stage, e.error_type) for e in errors),
-            detected_media_type=detected,
-            content_hash=content_hash,
-            facts=outcome.facts if outcome else None,
-            chunk_index=merge_packed(index),
-        )
-        count_account(account)
-        yield account
+    def process(self, element: tuple[int, Mapping[str, Iterable[Pack]]]) -> Iterator[FileAccount]:
+        _, packed = element
+        by_uri: dict[str, dict[str, list[Any]]] = {}
+        for side, packs in packed.items():
+            for uri, value in unpack_records(packs):
+                by_uri.setdefault(uri, {}).setdefault(side, []).append(value)
+        for uri in sorted(by_uri):
+            yield classify(uri, by_uri[uri])
+
+
+def classify(uri: str, grouped: Mapping[str, Iterable[Any]]) -> FileAccount:
+    """The FileAccount of one file from what each side of the join holds for it."""
+    files: list[SourceFile] = list(grouped.get("files", ()))
+    skipped: list[SourceFile] = list(grouped.get("skipped", ()))
+    outcomes: list[DocumentOutcome] = list(grouped.get("outcomes", ()))
+    errors: list[ErrorRecord] = sorted(grouped.get("errors", ()), key=ErrorRecord.sort_key)
+    chunk_counts: Counter[str] = Counter()
+    index: list[Packed] = []
+    for label, n, lines in grouped.get("chunks", ()):
+        chunk_counts[label] += n
+        index.append((label, lines))
+    outcome = outcomes[0] if outcomes else None
+    bucket = _bucket(files, skipped, outcomes, errors, sum(chunk_counts.values()))
+    detected = files[0].media_type if files else None
+    media_type = (outcome.media_type if outcome else detected) or "unknown"
+    content_hash = (
+        outcome.facts.content_hash
+        if outcome
+        else next((e.content_hash for e in errors if e.content_hash), None)
+    )
+    account = FileAccount(
+        source_uri=uri,
+        bucket=bucket,
+        media_type=media_type,
+        size_bytes=files[0].size_bytes if files else 0,
+        matched=bool(files),
+        parsed=outcome is not None,
+        warnings=len(outcome.warnings) if outcome else 0,
+        parser_version=outcome.parser_version if outcome else None,
+        chunks_by_label=tuple(sorted(chunk_counts.items())),
+        errors=tuple((e.stage, e.error_type) for e in errors),
+        detected_media_type=detected,
+        content_hash=content_hash,
+        facts=outcome.facts if outcome else None,
+        chunk_index=merge_packed(index),
+    )
+    count_account(account)
+    return account
 
 
 def count_account(account: FileAccount) -> None:
@@ -499,7 +512,7 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
                 lambda f: (f.source_uri, f)
             )
         accounts = (
-            joined
+            {side: pc | f"Pack {side} per bucket" >> PackPerBucket() for side, pc in joined.items()}
             | "Join per file" >> beam.CoGroupByKey()
             | "Classify files" >> beam.ParDo(_ClassifyFn())
         )
@@ -543,10 +556,10 @@ class _WriteDocumentsFn(beam.DoFn):
         self._prefix = prefix
 
     def process(
-        self, element: tuple[int, Iterable[DocumentRow | FileAccount | None]], count: int
+        self, element: tuple[int, Iterable[Pack | None]], count: int
     ) -> Iterator[WrittenFile]:
-        index, rows = element
-        table = _documents_part(r for r in rows if r is not None)
+        index, packs = element
+        table = _documents_part(row for _, row in unpack_records(p for p in packs if p is not None))
         relative = f"{DOCUMENTS_DIR}/{self._prefix}{part_name(index, count)}"
         with FileSystems.create(
             f"{self._output}/{relative}", mime_type="application/octet-stream"
@@ -603,8 +616,14 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
             | "Count documents" >> combiners.Count.Globally()
             | "Documents part files" >> beam.Map(shard_count, per_file)
         )
-        keyed = rows | "Key documents by part" >> beam.Map(
-            lambda r, n: (document_shard(r.source_uri, n), r), AsSingleton(count)
+        # Rows travel packed (kebab_chunk/beam/batches.py): per bucket of source_uris from
+        # where they are made, then per part once the part count is known, so no grouping
+        # holds one element per document.
+        keyed = (
+            rows
+            | "Key documents" >> beam.Map(lambda r: (r.source_uri, r))
+            | "Pack documents per bucket" >> PackPerBucket()
+            | "Pack documents per part" >> beam.FlatMap(_packs_per_part, AsSingleton(count))
         )
         markers = count | "Every documents part" >> beam.FlatMap(
             lambda n: [(i, None) for i in range(n)]
@@ -617,6 +636,15 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
             >> beam.ParDo(_WriteDocumentsFn(self._output, self._prefix), AsSingleton(count))
         )
         return written
+
+
+def _packs_per_part(element: tuple[int, Pack], parts: int) -> Iterator[tuple[int, Pack]]:
+    """One bucket's packed rows -> (part, Pack of its rows in that part), one per part."""
+    by_part: dict[int, list[tuple[str, Any]]] = {}
+    for uri, row in unpack_records([element[1]]):
+        by_part.setdefault(document_shard(uri, parts), []).append((uri, row))
+    for part, records in sorted(by_part.items()):
+        yield part, pack_records(records)
 
 
 def _with_incremental(summary: Mapping[str, Any], incremental: Any) -> dict[str, Any]:

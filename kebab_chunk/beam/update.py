@@ -41,7 +41,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import AsList, PCollection
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.batches import JOIN_BUCKETS, Pack, PackPerBucket, unpack
+from kebab_chunk.beam.batches import Pack, PackPerBucket, unpack_records
 from kebab_chunk.beam.chunk import run_labels
 from kebab_chunk.beam.durable import write_whole
 from kebab_chunk.beam.incremental import NOTHING_REUSED
@@ -183,7 +183,7 @@ class _DecideFn(beam.DoFn):
         _, grouped = element
         sides: dict[str, tuple[list[Any], list[Any], list[Any]]] = {}
         for slot, side in enumerate((_FILES, _SEEN, _BASE)):
-            for uri, values in unpack(grouped[side]):
+            for uri, values in unpack_records(grouped[side]):
                 sides.setdefault(uri, ([], [], []))[slot].append(values)
         for uri in sorted(sides):
             yield from self._decide(uri, *sides[uri])
@@ -289,7 +289,7 @@ class PlanUpdate(beam.PTransform[Mapping[str, PCollection[Any]], dict[str, PColl
         parsers: ParserChoice | None,
         *,
         options: Mapping[str, Any],
-        buckets: int = JOIN_BUCKETS,
+        buckets: int | None = None,
     ) -> None:
         super().__init__()
         self._base = base

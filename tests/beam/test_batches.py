@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that
 
-from kebab_chunk.beam.batches import PackPerBucket, _PackFn, bucket_of, unpack
+from kebab_chunk.beam.batches import PackPerBucket, _PackFn, bucket_of, unpack_records
 from tests.beam.helpers import quiet_beam
 
 quiet_beam()
@@ -49,7 +51,7 @@ def test_packs_give_back_every_record_once_whatever_the_combine_order() -> None:
     rng.shuffle(partials)
     merged = fn.merge_accumulators([fn.merge_accumulators(partials[:2]), *partials[2:]])
     merged = fn.add_input(merged, records[0])  # a merged batch still takes records
-    out = Counter(unpack([fn.extract_output(merged)]))
+    out = Counter(unpack_records([fn.extract_output(merged)]))
     assert out == Counter(records) + Counter([records[0]])
     blocks, pending = fn.extract_output(merged)
     assert blocks and sum(map(len, blocks)) + len(pending) < len(repr(records)) // 3
@@ -61,9 +63,9 @@ def test_the_grouping_sees_one_element_per_bucket() -> None:
     def check(packed: list[tuple[int, Any]]) -> None:
         buckets = [b for b, _ in packed]
         assert len(buckets) == len(set(buckets)) <= 8
-        assert Counter(unpack(p for _, p in packed)) == Counter(records)
+        assert Counter(unpack_records(p for _, p in packed)) == Counter(records)
         for bucket, pack in packed:
-            assert all(bucket_of(key, 8) == bucket for key, _ in unpack([pack]))
+            assert all(bucket_of(key, 8) == bucket for key, _ in unpack_records([pack]))
 
     with BeamTestPipeline() as p:
         packed = p | beam.Create(records) | PackPerBucket(8)
@@ -87,3 +89,29 @@ def test_buckets_do_not_depend_on_the_hash_seed() -> None:
         for seed in ("0", "1", "2")
     }
     assert len(seen) == 1 and seen.pop().strip() == str(bucket_of("a/b.md", 1024))
+
+
+def test_a_run_writes_the_same_bytes_with_many_files_per_bucket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest's per-file join is packed per bucket too: with the corpus's files in 2
+    buckets instead of nearly one each, every part file and the accounting are the same."""
+    from kebab_chunk.beam import batches
+    from kebab_chunk.pipeline import run
+    from tests.beam.helpers import QUIET
+    from tests.beam.runners import CONFIGS
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
+    runner = [*CONFIGS["in_memory"], *QUIET]
+
+    def listing(output: Path) -> tuple[Any, Any]:
+        manifest = run(str(corpus), str(output), beam_args=runner).manifest
+        files = {
+            e["path"]: e["blake3"] for kind in manifest["outputs"].values() for e in kind
+        }
+        return files, manifest["accounting"]
+
+    default = listing(tmp_path / "default")
+    monkeypatch.setattr(batches, "JOIN_BUCKETS", 2)
+    assert listing(tmp_path / "two") == default
+    assert default[1]["closes"] is True and len(default[0]) > 3
