@@ -80,6 +80,7 @@ class NavBuilder(HtmlBuilder):
         # Source offsets (ascending) of: the first significant character of each link to
         # the site itself, of significant text outside those links, of navigation words.
         self._links: list[int] = []
+        self._fragments: list[int] = []  # those of _links that point into the page
         self._plain: list[int] = []
         self._nav_words: list[int] = []
         self._linked_images: set[int] = set()  # start offsets of images inside links
@@ -127,7 +128,7 @@ class NavBuilder(HtmlBuilder):
             if (
                 draft.kind in _LINK_ONLY_KINDS
                 and self._link_only(draft.start, draft.end)
-                and not (self.rules.lone_section_links and _alone(self.drafts, index))
+                and not (self.rules.lone_section_links and self._see_also(index))
             ):
                 dropped.append((draft.start, draft.end))
             else:
@@ -197,6 +198,8 @@ class NavBuilder(HtmlBuilder):
                 if found is not None:
                     self._link_noted = True
                     self._links.append(start + found.start())
+                    if self._link_is_fragment:
+                        self._fragments.append(start + found.start())
                     if self._link_is_fragment and _SKIP.match(data):
                         self._nav_words.append(start + found.start())  # "Skip to content"
             return
@@ -217,6 +220,13 @@ class NavBuilder(HtmlBuilder):
             return False
         links = _count(self._links, start, end)
         return links >= 2 or (links == 1 and _count(self._nav_words, start, end) > 0)
+
+    def _see_also(self, index: int) -> bool:
+        """A link-only block kept as content: its section's only block, linking at least
+        once out of the page (a table of contents links only into it)."""
+        start, end = self.drafts[index].start, self.drafts[index].end
+        outward = _count(self._links, start, end) - _count(self._fragments, start, end)
+        return outward > 0 and _alone(self.drafts, index)
 
     def _nav_image(self, draft: HtmlDraft, inside: _Spans) -> bool:
         """An image inside a dropped link-only block, or a linked arrow (``Prev``, ``Up``)."""

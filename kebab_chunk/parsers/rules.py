@@ -72,7 +72,8 @@ class HtmlRules:
     #: are one block. Needs ``drop_navigation`` (html-v3).
     terms_with_definitions: bool
     #: A link-only block that is its section's only block (a "SEE ALSO" list between a
-    #: heading and the next) is content, not navigation. Needs ``drop_navigation`` (html-v3).
+    #: heading and the next) and links out of the page at least once (a table of contents
+    #: links only into it) is content, not navigation. Needs ``drop_navigation`` (html-v3).
     lone_section_links: bool
     #: ``\r\n`` and ``\r`` in a block's text (``<pre>`` keeps them as written) become
     #: ``\n``, as HTML's own input preprocessing does: one line-ending convention (html-v3).

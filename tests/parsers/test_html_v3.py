@@ -163,3 +163,15 @@ def test_generated_markup_is_html_v2_plus_lone_link_lists(markup: str) -> None:
         assert block.kind in ("paragraph", "list", "table")
         assert index > 0 and new[index - 1].kind == "heading"
         assert index + 1 == len(new) or new[index + 1].kind == "heading"
+
+
+def test_a_table_of_contents_under_its_own_heading_is_still_navigation() -> None:
+    """Only links out of the page make a lone link list content: in-page links are a table
+    of contents, which html-v2 already leaves out."""
+    toc = (
+        b'<h2>Contents</h2><ul><li><a href="#a">Alpha</a></li><li><a href="#b">Beta</a></li>'
+        b'</ul><h2 id="a">Alpha</h2><p>Text.</p>'
+    )
+    assert texts(parse("html-v3", toc)) == ["Contents", "Alpha", "Text."]
+    see_also = toc.replace(b'href="#b"', b'href="beta.html"')
+    assert texts(parse("html-v3", see_also)) == ["Contents", "- Alpha\n- Beta", "Alpha", "Text."]
