@@ -6,14 +6,15 @@ A runner's GroupByKey holds every element it groups; the in-memory DirectRunner 
 all at once in its launcher, each as decoded Python objects with its key. An update's plan
 joins three small records per document (kebab_chunk/beam/update.py): at 1,000,000
 documents that grouping alone peaked above 1 GB. ``PackPerBucket`` instead keys each
-record by a stable bucket of its join key and combines the records of a bucket into a few
-zlib-compressed blocks of pickled tuples. The combine is lifted into the producing step on
-every runner (Beam's combiner lifting; ``compact`` compresses before anything is sent), so
-the grouping sees at most one element per bucket and bundle, and the joining step unpacks
-one bucket at a time. Records are pickled (protocol 5), so their values must be picklable
-by reference to code every worker has (plain values, the pipeline's dataclasses); zlib
-takes out what repeats between records (class paths, common prefixes of source_uris).
-The manifest's per-file join (kebab_chunk/beam/manifest.py) is packed the same way.
+record by a stable bucket of its join key and, inside the step that produces the records,
+packs each bucket's records into zlib-compressed blocks of pickled tuples, emitted when the
+bundle ends; so a grouping sees one element per bucket and bundle, and the joining step
+unpacks one bucket at a time. It adds no stage of its own. Records are pickled (protocol
+5), so their values must be picklable by reference to code every worker has (plain values,
+the pipeline's dataclasses); zlib takes out what repeats between records (class paths,
+common prefixes of source_uris). The manifest's per-file join and the documents rows
+(kebab_chunk/beam/manifest.py) are packed the same way. Elements are in the global window,
+as everything in this batch pipeline.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any
 
 import apache_beam as beam
 from apache_beam.pvalue import PCollection
+from apache_beam.transforms.window import GlobalWindows
+from apache_beam.utils.windowed_value import WindowedValue
 
 __all__ = [
     "JOIN_BUCKETS",
@@ -76,35 +79,36 @@ class _Batch:
         return tuple(self.blocks), bytes(self.pending)
 
 
-class _PackFn(beam.CombineFn):
-    """Records -> one Pack (order of records is not kept: the join does not need it)."""
+class _PackFn(beam.DoFn):
+    """Records -> (bucket, Pack) per bucket and bundle, emitted when the bundle ends: the
+    batching a lifted combine would do, without a grouping step of its own (each grouping
+    is a stage, and a stage costs a portable runner seconds)."""
 
-    def create_accumulator(self) -> _Batch:
-        return _Batch()
+    def __init__(self, buckets: int) -> None:
+        self._buckets = buckets
+        self._batches: dict[int, _Batch] = {}
 
-    def add_input(self, batch: _Batch, record: tuple[Any, ...]) -> _Batch:
+    def start_bundle(self) -> None:
+        self._batches = {}
+
+    def process(self, record: tuple[str, Any]) -> Iterator[tuple[int, Pack]]:
+        bucket = bucket_of(record[0], self._buckets)
+        batch = self._batches.get(bucket)
+        if batch is None:
+            batch = self._batches[bucket] = _Batch()
         batch.add(pickle.dumps(record, protocol=_PROTOCOL))
-        return batch
+        return iter(())
 
-    def merge_accumulators(self, batches: Iterable[_Batch | Pack]) -> _Batch:
-        merged = _Batch()
-        for batch in batches:
-            blocks, pending = batch.packed() if isinstance(batch, _Batch) else batch
-            merged.blocks.extend(blocks)
-            merged.add(pending)
-        return merged
-
-    def compact(self, batch: _Batch) -> Pack:
-        """What a lifted combine sends on: its buffer compressed too."""
-        batch.flush()
-        return batch.packed()
-
-    def extract_output(self, batch: _Batch | Pack) -> Pack:
-        return batch.packed() if isinstance(batch, _Batch) else batch
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        batches, self._batches = self._batches, {}
+        for bucket, batch in sorted(batches.items()):
+            batch.flush()
+            yield GlobalWindows.windowed_value((bucket, batch.packed()))
 
 
 class PackPerBucket(beam.PTransform[PCollection[tuple[str, Any]], PCollection[tuple[int, Pack]]]):
-    """(join key, value) -> (bucket, Pack of (join key, value) records), one per bucket."""
+    """(join key, value) -> (bucket, Pack of (join key, value) records): one element per
+    bucket and bundle (a join's grouping collects a bucket's Packs)."""
 
     def __init__(self, buckets: int | None = None) -> None:
         super().__init__()
@@ -114,21 +118,19 @@ class PackPerBucket(beam.PTransform[PCollection[tuple[str, Any]], PCollection[tu
 
     def expand(self, keyed: PCollection[tuple[str, Any]]) -> PCollection[tuple[int, Pack]]:
         buckets = self._buckets or JOIN_BUCKETS  # None: the module's count when wired
-        packed: PCollection[tuple[int, Pack]] = (
-            keyed
-            | "Bucket records" >> beam.MapTuple(lambda k, v: (bucket_of(k, buckets), (k, v)))
-            | "Pack records" >> beam.CombinePerKey(_PackFn())
+        packed: PCollection[tuple[int, Pack]] = keyed | "Pack records" >> beam.ParDo(
+            _PackFn(buckets)
         )
         return packed
 
 
 def pack_records(records: Iterable[tuple[str, Any]]) -> Pack:
-    """Some (key, value) records as one Pack (what ``PackPerBucket`` makes per bucket)."""
-    fn = _PackFn()
-    batch = fn.create_accumulator()
+    """Some (key, value) records as one Pack."""
+    batch = _Batch()
     for record in records:
-        batch = fn.add_input(batch, record)
-    return fn.compact(batch)
+        batch.add(pickle.dumps(record, protocol=_PROTOCOL))
+    batch.flush()
+    return batch.packed()
 
 
 def unpack_records(packs: Iterable[Pack]) -> Iterator[tuple[str, Any]]:

@@ -3,7 +3,7 @@
 The update's plan (kebab_chunk/beam/update.py) joins three records per document; grouped
 one element per record, the in-memory runner held them all as Python objects (2.4 GB at
 1,000,000 documents). Packed, the grouping sees at most one element per bucket and
-bundle, and every record comes back exactly once, whatever order the combine runs in.
+bundle, and every record comes back exactly once, however the records fall into bundles.
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that
 
-from kebab_chunk.beam.batches import PackPerBucket, _PackFn, bucket_of, unpack_records
+from kebab_chunk.beam.batches import (
+    PackPerBucket,
+    _PackFn,
+    bucket_of,
+    pack_records,
+    unpack_records,
+)
 from tests.beam.helpers import quiet_beam
 
 quiet_beam()
@@ -35,26 +41,25 @@ def _records(n: int, seed: int = 7) -> list[tuple[str, Any]]:
     ]
 
 
-def test_packs_give_back_every_record_once_whatever_the_combine_order() -> None:
+def test_packs_give_back_every_record_once_across_bundles() -> None:
     records = _records(3000)
-    fn = _PackFn()
-    rng = random.Random(1)
-    # Lifted combines: partial accumulators, compacted, merged in any grouping and order.
-    partials = []
-    shuffled = records[:]
-    rng.shuffle(shuffled)
-    for start in range(0, len(shuffled), 700):
-        acc = fn.create_accumulator()
-        for record in shuffled[start : start + 700]:
-            acc = fn.add_input(acc, record)
-        partials.append(fn.compact(acc) if start % 1400 else acc)
-    rng.shuffle(partials)
-    merged = fn.merge_accumulators([fn.merge_accumulators(partials[:2]), *partials[2:]])
-    merged = fn.add_input(merged, records[0])  # a merged batch still takes records
-    out = Counter(unpack_records([fn.extract_output(merged)]))
-    assert out == Counter(records) + Counter([records[0]])
-    blocks, pending = fn.extract_output(merged)
-    assert blocks and sum(map(len, blocks)) + len(pending) < len(repr(records)) // 3
+    fn = _PackFn(8)
+    packs: list[tuple[int, Any]] = []
+    for start in range(0, len(records), 700):  # bundles of 700 records
+        fn.start_bundle()
+        for record in records[start : start + 700]:
+            assert list(fn.process(record)) == []
+        packs += [w.value for w in fn.finish_bundle()]
+    assert Counter(unpack_records(p for _, p in packs)) == Counter(records)
+    for bucket, pack in packs:
+        assert all(bucket_of(key, 8) == bucket for key, _ in unpack_records([pack]))
+    # one element per bucket and bundle, compressed well below the records' size
+    assert len(packs) <= 8 * 5
+    size = sum(len(b) for _, (blocks, pending) in packs for b in blocks) + sum(
+        len(pending) for _, (_, pending) in packs
+    )
+    assert size < len(repr(records)) // 3
+    assert Counter(unpack_records([pack_records(records)])) == Counter(records)
 
 
 def test_the_grouping_sees_one_element_per_bucket() -> None:
