@@ -68,14 +68,14 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from benchmarks import report
+from benchmarks import eval_renders, report
 from kebab_chunk.errors import KebabError
 from kebab_chunk.eval import APART_TYPES, EmbedMode, run
 from kebab_chunk.eval.bert import DEFAULT_MODEL
@@ -93,9 +93,18 @@ TARGETS_BY_LABEL: dict[str, tuple[int, ...]] = {
     "hybrid-v4": (200, 256, 320),
     "md-header-chars-v2": (200, 256, 320),
 }
-DEFAULT_SETTINGS = tuple(
-    f"{label}:{target}:0" for label, targets in TARGETS_BY_LABEL.items() for target in targets
-)
+
+
+def _settings(targets: Mapping[str, tuple[int, ...]]) -> tuple[str, ...]:
+    return tuple(f"{label}:{t}:0" for label, ts in targets.items() for t in ts)
+
+
+DEFAULT_SETTINGS = _settings(TARGETS_BY_LABEL)
+#: The rendered sets' labels: the default labels of their format and the one of the
+#: Markdown set that also reads it, at the handbook's targets (md-header-chars reads only
+#: Markdown and text; md-heading does not read PDF).
+HTML_SETTINGS = _settings({k: TARGETS_BY_LABEL[k] for k in ("md-heading-v3", "hybrid-v4")})
+PDF_SETTINGS = _settings({"pdf-page-v3": (200, 256, 320), "hybrid-v4": (200, 256, 320)})
 SIZE_GRID = range(50, 3001, 10)
 TOKENIZER = "bytes-3"  # the mean tokens column, as kebab-chunk eval's default
 EMBED: EmbedMode = "embed_text"  # what our records offer to embed (a peer has only its text)
@@ -106,6 +115,8 @@ MARKDOWN_HEADERS = (
     ("###", "Header 3"),
     ("####", "Header 4"),
 )
+#: The header tags LangChain's HTML recipe splits on, and its metadata keys.
+HTML_HEADERS = (("h1", "Header 1"), ("h2", "Header 2"), ("h3", "Header 3"), ("h4", "Header 4"))
 #: ``(chunk_size, chunk_overlap)`` in characters at which users run the recipe, scored as is.
 RECIPE_EXTRAS = ((400, 50), (800, 100))
 
@@ -123,6 +134,54 @@ class PeerChunk:
 Split = Callable[[str], Sequence[str | PeerChunk]]
 
 
+@dataclass(frozen=True)
+class Piece:
+    """What a peer's loader hands its splitter: a text, the 1-based PDF page it comes from
+    (None: the whole file) and whether it is the file's decoded text itself (then the
+    chunks are located in it and cite character ranges; otherwise they cite none and only
+    the overlap measure scores them)."""
+
+    text: str
+    page: int | None = None
+    source: bool = False
+
+
+#: A peer's loader: the pieces of text a user's loader makes of one corpus file.
+Load = Callable[[run.CorpusDocument], tuple[Piece, ...]]
+
+
+def decoded(document: run.CorpusDocument) -> tuple[Piece, ...]:
+    """The file's decoded text, as is (Markdown and plain text; none for a binary file)."""
+    return (Piece(document.text or "", source=True),)
+
+
+def raw_markup(document: run.CorpusDocument) -> tuple[Piece, ...]:
+    """The file's markup for a splitter that parses it (LangChain's HTML header splitter);
+    its chunks are extracted text, so they cite no ranges."""
+    return (Piece(document.text or ""),)
+
+
+@functools.lru_cache(maxsize=256)
+def soup_text(document: run.CorpusDocument) -> tuple[Piece, ...]:
+    """The text LangChain's ``BSHTMLLoader`` makes of an HTML file with its defaults:
+    BeautifulSoup's ``get_text()`` with no separator (parser ``html.parser`` here)."""
+    from bs4 import BeautifulSoup
+
+    return (Piece(BeautifulSoup(document.raw, "html.parser").get_text()),)
+
+
+@functools.lru_cache(maxsize=256)
+def pypdf_pages(document: run.CorpusDocument) -> tuple[Piece, ...]:
+    """One piece per page, as LangChain's ``PyPDFLoader`` loads a PDF with its defaults:
+    pypdf's ``extract_text()`` of each page, its 1-based number kept."""
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(document.raw))
+    return tuple(Piece(page.extract_text(), n) for n, page in enumerate(reader.pages, 1))
+
+
 class Build(Protocol):
     """A factory from a chunk size (and overlap) in characters to a splitter."""
 
@@ -135,14 +194,16 @@ class Build(Protocol):
 class Peer:
     """A peer chunker: its name, the distribution whose version is reported, a factory of
     splitters, whether its chunks carry header metadata (then it is also scored with the
-    headers prepended to what is embedded) and the ``(chunk_size, overlap)`` settings users
-    pick, scored as is beside the calibrated sizes."""
+    headers prepended to what is embedded), the ``(chunk_size, overlap)`` settings users
+    pick, scored as is beside the calibrated sizes, and the loader that turns a file into
+    the text it splits (:func:`decoded` for Markdown and text)."""
 
     name: str
     package: str
     build: Build
     headers: bool = False
     extras: tuple[tuple[int, int], ...] = ()
+    load: Load = decoded
 
 
 def _langchain(size: int, overlap: int = 0) -> Split:
@@ -162,23 +223,43 @@ def _header_sections(text: str) -> list[Any]:
     return list(sections.split_text(text))
 
 
-def _markdown_recipe(size: int, overlap: int = 0) -> Split:
-    """LangChain's MarkdownChunker recipe: header sections (``#`` to ``####``, header lines
-    kept in the text), each cut by ``RecursiveCharacterTextSplitter``; the header values
-    are the chunk's metadata."""
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
+@functools.lru_cache(maxsize=256)
+def _html_header_sections(markup: str) -> list[Any]:
+    """``HTMLHeaderTextSplitter``'s sections of an HTML page (``h1`` to ``h4``)."""
+    from langchain_text_splitters import HTMLHeaderTextSplitter
 
-    cutter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap)
-    keys = [key for _, key in MARKDOWN_HEADERS]
+    return list(HTMLHeaderTextSplitter(list(HTML_HEADERS)).split_text(markup))
 
-    def split(text: str) -> list[str | PeerChunk]:
-        documents = cutter.split_documents(_header_sections(text))
-        return [
-            PeerChunk(d.page_content, tuple(str(d.metadata[k]) for k in keys if k in d.metadata))
-            for d in documents
-        ]
 
-    return split
+def _recipe(sections: Callable[[str], list[Any]], keys: Sequence[str]) -> Build:
+    """A LangChain header recipe: ``sections`` of a text (documents whose metadata holds
+    the header values under ``keys``), each cut by ``RecursiveCharacterTextSplitter``; the
+    header values are the chunk's metadata."""
+
+    def build(size: int, overlap: int = 0) -> Split:
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+        cutter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap)
+
+        def split(text: str) -> list[str | PeerChunk]:
+            documents = cutter.split_documents(sections(text))
+            return [
+                PeerChunk(
+                    d.page_content, tuple(str(d.metadata[k]) for k in keys if k in d.metadata)
+                )
+                for d in documents
+            ]
+
+        return split
+
+    return build
+
+
+#: LangChain's MarkdownChunker recipe: ``MarkdownHeaderTextSplitter`` sections (``#`` to
+#: ``####``, header lines kept in the text), each cut by ``RecursiveCharacterTextSplitter``.
+_markdown_recipe = _recipe(_header_sections, [key for _, key in MARKDOWN_HEADERS])
+#: Its HTML counterpart: ``HTMLHeaderTextSplitter`` sections (``h1`` to ``h4``) of the page.
+_html_recipe = _recipe(_html_header_sections, [key for _, key in HTML_HEADERS])
 
 
 def _semchunk(size: int, overlap: int = 0) -> Split:
@@ -225,18 +306,69 @@ PEERS = (
 MARKDOWN_PEERS = (RECIPE, LANGCHAIN, SEMCHUNK, CHONKIE_RECURSIVE)
 
 
+def _loaded(peer: Peer, loader: str, load: Load) -> Peer:
+    return replace(peer, name=f"{loader} + {peer.name}", load=load)
+
+
+#: The HTML rendering's peers: LangChain's HTML header recipe on the markup, and the text
+#: splitters on the text LangChain's ``BSHTMLLoader`` gives.
+HTML_PEERS = (
+    Peer(
+        "LangChain HTMLHeaderTextSplitter recipe",
+        "langchain-text-splitters",
+        _html_recipe,
+        headers=True,
+        extras=RECIPE_EXTRAS,
+        load=raw_markup,
+    ),
+    *(
+        _loaded(p, "BeautifulSoup text", soup_text)
+        for p in (LANGCHAIN, SEMCHUNK, CHONKIE_RECURSIVE)
+    ),
+)
+#: The PDF rendering's peers: the text splitters on the pages LangChain's ``PyPDFLoader``
+#: gives, each page split on its own as ``split_documents`` does.
+PDF_PEERS = tuple(
+    _loaded(p, "pypdf pages", pypdf_pages) for p in (LANGCHAIN, SEMCHUNK, CHONKIE_RECURSIVE)
+)
+CACHE = HERE.parent / ".cache" / "eval"
+#: Unstructured (``partition`` + ``chunk_by_title``) is the loader-and-chunker users pair
+#: with HTML and PDF, but it does not run offline: checked 2026-11-28 with 0.27.35.
+UNSTRUCTURED = (
+    "Unstructured partition + chunk_by_title",
+    "unstructured 0.27.35 installs from PyPI but its partitioners download spaCy's "
+    "en_core_web_sm model from GitHub on first use (unstructured/nlp/tokenize.py), and "
+    "the official model is not on PyPI; with the download blocked partition_html fails and "
+    "partition_pdf returns no elements, so it cannot be scored offline",
+)
+
+
 @dataclass(frozen=True)
 class DataSet:
     """A development set: its name (``--set``), a title, its corpus folder, its questions
-    file and the peers scored on it."""
+    file and the peers scored on it. A rendered set (``render``: ``html`` or ``pdf``) is
+    the Markdown set at ``corpus``/``questions`` rendered into that format under
+    ``.cache/eval/NAME`` first (:mod:`benchmarks.eval_renders`). ``not_run`` names peers a
+    user would pair with the format that cannot run here, and why; ``settings`` are ours
+    scored on it unless ``--setting`` is given."""
 
     name: str
     title: str
     corpus: Path
     questions: Path
     peers: tuple[Peer, ...] = PEERS
+    render: eval_renders.Kind | None = None
+    not_run: tuple[tuple[str, str], ...] = ()
+    settings: tuple[str, ...] = DEFAULT_SETTINGS
+
+    def files(self) -> tuple[Path, Path]:
+        """The corpus folder and questions file to score (rendered first if need be)."""
+        if self.render is None:
+            return self.corpus, self.questions
+        return eval_renders.render(self.corpus, self.questions, CACHE / self.name, self.render)
 
 
+HANDBOOK = EVAL_DATA / "gitlab-handbook-dev"
 SETS: dict[str, DataSet] = {
     "prose": DataSet(
         "prose",
@@ -248,9 +380,29 @@ SETS: dict[str, DataSet] = {
     "handbook": DataSet(
         "handbook",
         "Structured Markdown: GitLab handbook development split (50 pages)",
-        EVAL_DATA / "gitlab-handbook-dev" / "corpus",
-        EVAL_DATA / "gitlab-handbook-dev" / "questions.csv",
+        HANDBOOK / "corpus",
+        HANDBOOK / "questions.csv",
         MARKDOWN_PEERS,
+    ),
+    "handbook-html": DataSet(
+        "handbook-html",
+        "HTML: the handbook's 50 pages rendered by mistune (content-only references)",
+        HANDBOOK / "corpus",
+        HANDBOOK / "questions.csv",
+        HTML_PEERS,
+        render="html",
+        not_run=(UNSTRUCTURED,),
+        settings=HTML_SETTINGS,
+    ),
+    "handbook-pdf": DataSet(
+        "handbook-pdf",
+        "PDF: the handbook's 50 pages typeset by fpdf2 (content-only references)",
+        HANDBOOK / "corpus",
+        HANDBOOK / "questions.csv",
+        PDF_PEERS,
+        render="pdf",
+        not_run=(UNSTRUCTURED,),
+        settings=PDF_SETTINGS,
     ),
 }
 
@@ -345,45 +497,59 @@ def peer_index(
     split: Split,
     corpus: Mapping[str, run.CorpusDocument],
     embed: Callable[[PeerChunk], str] = lambda c: c.text,
+    load: Load = decoded,
 ) -> tuple[list[run.IndexedChunk], int]:
     """A peer's chunks of every document as the index holds them (documents by
-    ``corpus_id``, then chunk order; chunks that cannot be located left out; ``embed`` says
-    what is embedded, the chunk text by default) and the count of chunks left out."""
+    ``corpus_id``, then chunk order; ``load`` makes each file's pieces, each split on its
+    own; ``embed`` says what is embedded, the chunk text by default) and the count of
+    chunks left out. Chunks of a file's decoded text are located in it (those not found are
+    left out); chunks of other pieces cite no ranges, only their page."""
     counter = get_tokenizer(TOKENIZER)
     indexed: list[run.IndexedChunk] = []
     missing_total = 0
     for corpus_id, document in sorted(corpus.items()):
-        text = document.text or ""
-        chunks = _peer_chunks(split, text)
-        ranges, missing = locate(text, [c.text for c in chunks])
-        missing_total += missing
-        for position, (chunk, where) in enumerate(zip(chunks, ranges, strict=True)):
-            if where is None:
-                continue
-            indexed.append(
-                run.IndexedChunk(
-                    corpus_id=corpus_id,
-                    position=position,
-                    ranges=(where,),
-                    embed_text=embed(chunk),
-                    chars=len(chunk.text),
-                    tokens=counter.count_tokens(chunk.text),
-                    exact=text[where[0] : where[1]] == chunk.text,
-                    text=chunk.text,
+        position = 0
+        for piece in load(document):
+            chunks = _peer_chunks(split, piece.text)
+            if piece.source:
+                ranges, missing = locate(piece.text, [c.text for c in chunks])
+                missing_total += missing
+            else:
+                ranges = [None] * len(chunks)
+            for chunk, where in zip(chunks, ranges, strict=True):
+                position += 1
+                if piece.source and where is None:
+                    continue
+                if not chunk.text.strip():
+                    continue
+                indexed.append(
+                    run.IndexedChunk(
+                        corpus_id=corpus_id,
+                        position=position - 1,
+                        ranges=None if where is None else (where,),
+                        embed_text=embed(chunk),
+                        chars=len(chunk.text),
+                        tokens=counter.count_tokens(chunk.text),
+                        exact=where is not None and piece.text[where[0] : where[1]] == chunk.text,
+                        text=chunk.text,
+                        pages=frozenset() if piece.page is None else frozenset({piece.page}),
+                    )
                 )
-            )
     return indexed, missing_total
 
 
 # --- calibration ---------------------------------------------------------------------------
 
 
-def mean_chars(split: Split, corpus: Mapping[str, run.CorpusDocument]) -> float:
+def mean_chars(
+    split: Split, corpus: Mapping[str, run.CorpusDocument], load: Load = decoded
+) -> float:
     """Mean characters per non-empty chunk over all documents (what calibration matches)."""
     sizes = [
         len(c.text)
         for _, d in sorted(corpus.items())
-        for c in _peer_chunks(split, d.text or "")
+        for piece in load(d)
+        for c in _peer_chunks(split, piece.text)
         if c.text
     ]
     return math.fsum(sizes) / len(sizes) if sizes else 0.0
@@ -391,7 +557,7 @@ def mean_chars(split: Split, corpus: Mapping[str, run.CorpusDocument]) -> float:
 
 def grid_means(peer: Peer, corpus: Mapping[str, run.CorpusDocument]) -> list[tuple[int, float]]:
     """The mean chunk size of ``peer`` at every ``chunk_size`` of :data:`SIZE_GRID`."""
-    return [(size, mean_chars(peer.build(size), corpus)) for size in SIZE_GRID]
+    return [(size, mean_chars(peer.build(size), corpus, peer.load)) for size in SIZE_GRID]
 
 
 def nearest(means: Sequence[tuple[int, float]], level: float) -> tuple[int, float]:
@@ -552,7 +718,7 @@ def _peer_rows(
     rows = []
     for embedded, embed in variants:
         print(f"  {peer.name} at {size}/{overlap} chars, embedding {embedded} ...", flush=True)
-        indexed, missing = peer_index(split, corpus, embed)
+        indexed, missing = peer_index(split, corpus, embed, peer.load)
         rows.append(
             _row(
                 ours=False,
@@ -644,7 +810,12 @@ def measure(
         "types": run._type_order(q.type for q in questions),
         "questions_file": questions_file.name,
         "corpus": [
-            {"corpus_id": cid, "file": d.name, "chars": None if d.text is None else len(d.text)}
+            {
+                "corpus_id": cid,
+                "file": d.name,
+                "chars": None if d.text is None else len(d.text),
+                "bytes": len(d.raw),
+            }
             for cid, d in sorted(corpus.items())
         ],
         "size_levels": [],
@@ -707,7 +878,9 @@ def _cell(value: float | None) -> str:
 
 def _corpus_line(figures: Mapping[str, Any]) -> str:
     files = figures["corpus"]
-    chars = sum(c["chars"] or 0 for c in files)
+    if any(c["chars"] is None for c in files):  # a binary format: its size in bytes
+        return f"{len(files)} files ({sum(c.get('bytes', 0) for c in files):,} bytes)"
+    chars = sum(c["chars"] for c in files)
     if len(files) <= 3:
         return ", ".join(f"{c['file']} ({c['chars']:,} chars)" for c in files)
     return f"{len(files)} files ({chars:,} chars)"
@@ -730,10 +903,12 @@ def render_set(figures: Mapping[str, Any], k: int) -> list[str]:
         if figures.get("complete", True)
         else " **Incomplete: the run was stopped before every row below was measured.**"
     )
+    measured = f"Measured {figures['date']}. " if figures.get("date") else ""
     lines = [
         f"## {figures['title']}" if "title" in figures else "## Data set",
         "",
-        f"Top {k} of one index over {_corpus_line(figures)}; {figures['questions']} questions"
+        f"{measured}Top {k} of one index over {_corpus_line(figures)}; "
+        f"{figures['questions']} questions"
         f" ({multi} citing several files){apart}. Headline scores over "
         f"{figures.get('summarized_questions', figures['questions'])} questions. Peer sizes "
         f"calibrated to our size levels: {levels}.{stopped}",
@@ -845,6 +1020,23 @@ def page_figures(sets: Mapping[str, Mapping[str, Any]], k: int) -> dict[str, Any
     }
 
 
+def kept_sets(results: Path, k: int, measured: set[str]) -> dict[str, dict[str, Any]]:
+    """The figures of the sets a run does not measure, from an earlier results file with
+    the same model and k (each with the date it was measured), so that re-measuring one set
+    keeps the others; none when there is no such file."""
+    try:
+        page = json.loads(results.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    if page.get("k") != k or page.get("model") != DEFAULT_MODEL:
+        return {}
+    return {
+        name: {"date": page.get("date"), **figures}
+        for name, figures in page.get("sets", {}).items()
+        if name not in measured and figures.get("complete", True)
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchmarks eval``: measure, print the tables, write the results files."""
     parser = argparse.ArgumentParser(
@@ -858,8 +1050,11 @@ def main(argv: list[str] | None = None) -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="a development set to score; repeatable (default: both, "
-        + ", ".join(f"{s.name} = {s.corpus}" for s in SETS.values())
+        help="a development set to score; repeatable (default: every set, "
+        + ", ".join(
+            f"{s.name} = {s.corpus}" + (f" rendered as {s.render}" if s.render else "")
+            for s in SETS.values()
+        )
         + ")",
     )
     parser.add_argument(
@@ -876,8 +1071,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--setting",
         action="append",
-        help="one of our settings, LABEL[:TARGET[:OVERLAP]]; repeatable (default: "
-        + ", ".join(DEFAULT_SETTINGS)
+        help="one of our settings, LABEL[:TARGET[:OVERLAP]]; repeatable (default per set: "
+        + "; ".join(f"{s.name}: {', '.join(s.settings)}" for s in SETS.values())
         + ")",
     )
     parser.add_argument(
@@ -896,34 +1091,39 @@ def main(argv: list[str] | None = None) -> int:
     else:
         chosen = [SETS[name] for name in dict.fromkeys(args.sets or SETS)]
     sets: dict[str, dict[str, Any]] = {}
+    kept = kept_sets(args.out / "eval-peers.json", args.k, {d.name for d in chosen})
 
     def write(current: Mapping[str, Any] | None = None, name: str = "") -> None:
-        page = page_figures({**sets, **({name: current} if current else {})}, args.k)
+        measured = {**sets, **({name: current} if current else {})}
+        page = page_figures({**kept, **measured}, args.k)
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "eval-peers.md").write_text(render_markdown(page), encoding="utf-8")
         (args.out / "eval-peers.json").write_text(
             json.dumps(page, indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
 
+    today = time.strftime("%Y-%m-%d")
     for data in chosen:
         print(f"== {data.name}: {data.title}", flush=True)
 
         def partial(figures: Mapping[str, Any], data: DataSet = data) -> None:
-            write({"title": data.title, **figures}, data.name)
+            write({"title": data.title, "date": today, **figures}, data.name)
 
         try:
+            corpus_dir, questions_file = data.files()
             figures = measure(
-                data.corpus,
-                data.questions,
-                args.setting or DEFAULT_SETTINGS,
+                corpus_dir,
+                questions_file,
+                args.setting or data.settings,
                 args.k,
                 data.peers,
                 on_row=partial,
             )
+            figures["not_run"].update(data.not_run)
         except KebabError as exc:
             print(f"benchmarks eval: {exc}", file=sys.stderr)
             return 2
-        sets[data.name] = {"title": data.title, **figures}
+        sets[data.name] = {"title": data.title, "date": today, **figures}
         write()
         print("\n".join(render_set(sets[data.name], args.k)) + "\n", flush=True)
     print(f"wrote {args.out / 'eval-peers.md'} and eval-peers.json")
