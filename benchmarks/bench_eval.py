@@ -100,10 +100,11 @@ def _settings(targets: Mapping[str, tuple[int, ...]]) -> tuple[str, ...]:
 
 
 DEFAULT_SETTINGS = _settings(TARGETS_BY_LABEL)
-#: The rendered sets' labels: the default labels of their format and the one of the
-#: Markdown set that also reads it, at the handbook's targets (md-header-chars reads only
-#: Markdown and text; md-heading does not read PDF).
-HTML_SETTINGS = _settings({k: TARGETS_BY_LABEL[k] for k in ("md-heading-v3", "hybrid-v4")})
+#: The rendered sets' labels, at the handbook's targets: the default labels of their
+#: format. md-header-chars reads only Markdown and text; md-heading does not read PDF, and
+#: on HTML it keeps every rendered block whole and alone (its chunks are exact source
+#: slices), so its size does not follow its target and would skew the size levels.
+HTML_SETTINGS = _settings({"hybrid-v4": TARGETS_BY_LABEL["hybrid-v4"]})
 PDF_SETTINGS = _settings({"pdf-page-v3": (200, 256, 320), "hybrid-v4": (200, 256, 320)})
 SIZE_GRID = range(50, 3001, 10)
 TOKENIZER = "bytes-3"  # the mean tokens column, as kebab-chunk eval's default

@@ -57,6 +57,7 @@ from kebab_chunk.errors import (
 )
 from kebab_chunk.model import CanonicalDocument, PageSpan, ParagraphBlock
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
+from kebab_chunk.parsers._pdf_fonts import FontCollector, font_headings
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits, ParserVersion, VersionedParser
 from kebab_chunk.parsers.rules import PdfRules
 
@@ -242,11 +243,17 @@ class PdfTextParser(VersionedParser):
             if title is None and outline_titles:
                 title = outline_titles[0]
         texts: list[str] = []
+        typeset: list[list[Any]] = []  # per page, its lines as set (font_headings)
         failures = 0
         for number, page in enumerate(reader.pages, start=1):
             _check_time(self._clock() - started, limits, source_uri, number)
+            fonts = FontCollector()
+            typeset.append(fonts.lines)
             try:
-                text = page.extract_text()
+                if self.rules.font_headings:
+                    text = page.extract_text(visitor_text=fonts)
+                else:
+                    text = page.extract_text()
             except (KebabError, TimeoutError):
                 raise
             except Exception as exc:  # one bad page degrades, the document continues
@@ -268,7 +275,16 @@ class PdfTextParser(VersionedParser):
             texts.append(text)
         if page_count == 0:
             warnings.append("the PDF has no pages")
+        typed = 0
+        if self.rules.font_headings and not entries:
+            entries = [_Entry(h.level, h.title, h.page) for h in font_headings(typeset)]
+            check_block_count(len(entries), limits, source_uri, noun="font headings", whole="PDF")
+            typed = len(entries)
+            if title is None and entries and entries[0].level == 1:
+                title = entries[0].title  # as the first outline title is
         doc = _Build(self.rules, self.version, raw, source_uri, texts, entries, limits)
+        if self.rules.font_headings:
+            doc.metadata["font_headings"] = typed
         return doc.finish(title, warnings, _library_warnings(logged))
 
 
@@ -513,6 +529,7 @@ class _Build:
         self.examples: list[str] = []
         self.cited = 0
         self.uncited: list[str] = []
+        self.metadata: dict[str, Any] = {}  # more of the document's metadata
         pages = [_lines(text) for text in texts]
         if rules.drop_running_lines and len(texts) >= RUNNING_MIN_PAGES:
             running = _running(pages)
@@ -584,13 +601,17 @@ class _Build:
                 f"left out of the text (such as {shown})"
             )
         if self.uncited:
+            source = "font" if self.metadata.get("font_headings") else "outline"
             notes.append(
-                f"{len(self.uncited)} of {len(self.entries)} outline headings were not found "
+                f"{len(self.uncited)} of {len(self.entries)} {source} headings were not found "
                 f"in their page's text (such as {self.uncited[0]!r}); they head their "
                 "sections in heading_path without a heading block"
             )
-        metadata: dict[str, Any] = {"page_count": len(self.texts)}
-        if self.rules.outline_headings:
+        metadata: dict[str, Any] = {"page_count": len(self.texts), **self.metadata}
+        if self.metadata.get("font_headings"):  # the outline gave none
+            metadata["outline_headings"] = metadata["outline_headings_cited"] = 0
+            metadata["font_headings_cited"] = self.cited
+        elif self.rules.outline_headings:
             metadata["outline_headings"] = len(self.entries)
             metadata["outline_headings_cited"] = self.cited
         if self.rules.drop_running_lines:

@@ -52,7 +52,12 @@ _HTML = "text/html"
 _DOCLING = "application/vnd.docling+json"
 _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
-_PDF_TEXT_V1 = PdfRules(whole_pages=True, outline_headings=False, drop_running_lines=False)
+_PDF_TEXT_V1 = PdfRules(
+    whole_pages=True, outline_headings=False, drop_running_lines=False, font_headings=False
+)
+_PDF_TEXT_V2 = replace(
+    _PDF_TEXT_V1, whole_pages=False, outline_headings=True, drop_running_lines=True
+)
 _DOCLING_JSON_V1 = DoclingRules(skip_picture_text=False, captions_in_tables=False)
 _HTML_V1 = HtmlRules(
     drop_navigation=False,
@@ -103,9 +108,16 @@ PARSER_VERSIONS: tuple[ParserVersion, ...] = (
     ParserVersion(
         "pdf-text-v2",
         ((_PDF, "kebab_chunk.parsers._pdf:PdfTextParser"),),
-        PdfRules(whole_pages=False, outline_headings=True, drop_running_lines=True),
+        _PDF_TEXT_V2,
         "pdf-text-v1's page text cut into headings from the outline and paragraphs, running "
         "headers and footers left out",
+    ),
+    ParserVersion(
+        "pdf-text-v3",
+        ((_PDF, "kebab_chunk.parsers._pdf:PdfTextParser"),),
+        replace(_PDF_TEXT_V2, font_headings=True),
+        "pdf-text-v2, and where the outline gives no heading, headings found by their type "
+        "(short lines set larger than the text, or bold)",
     ),
     ParserVersion(
         "html-v1",
@@ -172,12 +184,13 @@ _BY_NAME: dict[str, ParserVersion] = {row.name: row for row in PARSER_VERSIONS}
 #: same blocks on the whole benchmark corpus, so the same chunk ids, at 2.4x the parse speed.
 #: pdf-text-v2, html-v2 and docling-json-v2 replaced their v1 (outline headings, no
 #: navigation, no picture text), html-v3 replaced html-v2 (manual pages' footers, terms
-#: and "SEE ALSO" lists) and text-plain-v2 replaced text-plain-v1 (section titles); every
-#: earlier version stays registered (docs/internals/decisions.md).
+#: and "SEE ALSO" lists), text-plain-v2 replaced text-plain-v1 (section titles) and
+#: pdf-text-v3 replaced pdf-text-v2 (headings found by their type); every earlier version
+#: stays registered (docs/internals/decisions.md).
 DEFAULT_PARSER_VERSIONS: dict[str, str] = {
     "text/markdown": "md-pyromark-v1",
     "text/plain": "text-plain-v2",
-    "application/pdf": "pdf-text-v2",
+    "application/pdf": "pdf-text-v3",
     "text/html": "html-v3",
     "text/csv": "csv-v1",
     "text/tab-separated-values": "csv-v1",

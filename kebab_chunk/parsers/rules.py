@@ -32,6 +32,11 @@ class PdfRules:
     #: Running headers and footers are left out of the text (``_pdf._running``) and
     #: ``metadata["running_lines_dropped"]`` counts them (pdf-text-v2).
     drop_running_lines: bool
+    #: A document whose outline gives no heading takes its headings from its type
+    #: (``_pdf_fonts``: short lines set larger than the running text, or bold where it is
+    #: not); ``metadata["font_headings"]`` counts them. Needs ``outline_headings``
+    #: (pdf-text-v3).
+    font_headings: bool
 
 
 @dataclass(frozen=True, slots=True)

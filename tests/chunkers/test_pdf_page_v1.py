@@ -332,16 +332,16 @@ def test_blocks_that_are_not_single_page_spanned_paragraphs_are_rejected() -> No
 
 
 def test_a_pdf_from_another_pdf_parser_is_refused_naming_the_parser_to_pin() -> None:
-    """The default PDF parser (pdf-text-v2) makes headings from an outline, which
+    """The default PDF parser (pdf-text-v3) makes headings from an outline, which
     pdf-page-v1 does not take: the one sentence says which parser to pin and how."""
     pdf = REPO / "fixtures" / "pdf-text-v2" / "outlined-report.pdf"
     doc = parse_document(pdf.read_bytes(), "outlined-report.pdf")
-    assert doc.parser_version == "pdf-text-v2" and not CHUNKER.accepts(doc)
+    assert doc.parser_version == "pdf-text-v3" and not CHUNKER.accepts(doc)
     with pytest.raises(UnsupportedDocumentError) as info:
         CHUNKER.chunk(doc, ChunkPolicy())
     assert str(info.value) == (
         "pdf-page-v1 needs blocks from parser pdf-text-v1, but outlined-report.pdf was parsed "
-        "by pdf-text-v2; pass --parsers pdf-text-v1 (parser_version='pdf-text-v1' in the "
+        "by pdf-text-v3; pass --parsers pdf-text-v1 (parser_version='pdf-text-v1' in the "
         "library)"
     )
     pinned = parse_document(pdf.read_bytes(), "outlined-report.pdf", parser_version="pdf-text-v1")

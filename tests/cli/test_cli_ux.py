@@ -109,7 +109,7 @@ def test_help_names_the_default_labels_and_parsers_in_force() -> None:
         text = helps[name]
         if "--parsers" not in text:
             continue
-        for version in ("md-pyromark-v1", "pdf-text-v2", "html-v3", "docling-json-v2"):
+        for version in ("md-pyromark-v1", "pdf-text-v3", "html-v3", "docling-json-v2"):
             assert version == DEFAULT_PARSER_VERSIONS[_media_of(version)]
             assert f"{version} for" in text, name
     assert not any("v1 for PDF" in text or "hybrid-v1 for" in text for text in helps.values())

@@ -35,7 +35,7 @@ def test_default_choice_parses_markdown_with_pyromark() -> None:
 def test_a_named_version_replaces_the_default_only_for_its_media_types() -> None:
     choice = ParserChoice.from_option(" md-mistune-v1 , ")
     assert choice.version_for("text/markdown") == "md-mistune-v1"
-    assert choice.version_for("application/pdf") == "pdf-text-v2"
+    assert choice.version_for("application/pdf") == "pdf-text-v3"
     assert choice(MARKDOWN, "a.md").parser_version == "md-mistune-v1"
     assert choice(b"plain words\n", "a.txt").parser_version == "text-plain-v2"
     assert choice.effective()["text/markdown"] == "md-mistune-v1"

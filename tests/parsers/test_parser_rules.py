@@ -71,6 +71,10 @@ FAMILIES: dict[str, Family] = {
                 _file(FIXTURES / "pdf-text-v2" / "outlined-report.pdf"),
                 "pdf/outlined-report.pdf",
             ),
+            "typeset-manual": (
+                _file(FIXTURES / "pdf-text-v3" / "typeset-manual.pdf"),
+                "pdf/typeset-manual.pdf",
+            ),
         },
     ),
     "docling-json-": Family(

@@ -372,7 +372,8 @@ def test_registered_by_version_beside_v1() -> None:
     assert get_parser_by_version("pdf-text-v2").version == "pdf-text-v2"
     doc = parse_document(REPORT_BYTES, "pdf/report.pdf", parser_version="pdf-text-v2")
     assert doc == v2(REPORT_BYTES)
-    assert parse_document(REPORT_BYTES, "pdf/report.pdf").parser_version == "pdf-text-v2"
+    # pdf-text-v3 replaced it as the default: v2 is chosen by name only
+    assert parse_document(REPORT_BYTES, "pdf/report.pdf").parser_version == "pdf-text-v3"
 
 
 def test_fixture_generator_reproduces_the_committed_text(tmp_path: Path) -> None:
