@@ -278,7 +278,12 @@ class PdfTextParser(VersionedParser):
         typed = 0
         if self.rules.font_headings and not entries:
             entries = [_Entry(h.level, h.title, h.page) for h in font_headings(typeset)]
-            check_block_count(len(entries), limits, source_uri, noun="font headings", whole="PDF")
+            if len(entries) > limits.max_blocks:  # the type is no guide here: read no headings
+                warnings.append(
+                    f"{len(entries)} lines set as headings are more than max_blocks="
+                    f"{limits.max_blocks}; no heading is taken from the type"
+                )
+                entries = []
             typed = len(entries)
             if title is None and entries and entries[0].level == 1:
                 title = entries[0].title  # as the first outline title is

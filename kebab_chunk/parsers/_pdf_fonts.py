@@ -78,9 +78,14 @@ class FontCollector:
     ) -> None:
         if not text:
             return
-        scale = math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3])
-        effective = round(abs(size * scale) if scale else abs(size), 1)
-        name = font.get("/BaseFont") if hasattr(font, "get") else None
+        try:  # whatever a broken PDF hands over, the page's text must not be lost
+            scale = math.hypot(float(tm[2]), float(tm[3])) * math.hypot(float(cm[2]), float(cm[3]))
+            effective = round(abs(float(size) * scale) if scale else abs(float(size)), 1)
+        except (TypeError, ValueError, OverflowError, IndexError):
+            effective = 0.0
+        if not math.isfinite(effective):
+            effective = 0.0
+        name = font.get("/BaseFont") if isinstance(font, dict) else None
         bold = bool(name) and _BOLD.search(str(name)) is not None
         first, *rest = text.split("\n")
         self._add(first, effective, bold)
@@ -125,9 +130,7 @@ def _wordy(text: str) -> bool:
     letters = len(_LETTER.findall(text))
     digits = sum(1 for char in text if char.isdigit())
     visible = sum(1 for char in text if not char.isspace())
-    return (
-        letters >= 2 and letters >= visible * MIN_LETTER_SHARE and digits < visible * MAX_DIGITS
-    )
+    return letters >= 2 and letters >= visible * MIN_LETTER_SHARE and digits < visible * MAX_DIGITS
 
 
 def _plausible(title: str) -> bool:

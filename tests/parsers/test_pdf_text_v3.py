@@ -18,7 +18,7 @@ import pytest
 
 from kebab_chunk.chunkers.registry import get_chunker
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy, HeadingBlock, PageSpan
-from kebab_chunk.parsers import parse_document
+from kebab_chunk.parsers import ParseLimits, parse_document
 from kebab_chunk.parsers._pdf_fonts import FontCollector, _Line, font_headings
 from kebab_chunk.parsers.registry import get_parser_by_version
 from tests.golden import assert_golden
@@ -143,6 +143,23 @@ def test_collector_measures_the_effective_size_and_reads_bold_from_the_font_name
     first, second = collector.lines
     assert first.text() == "Big" and dict(first.styles) == {(30.0, True): 3}
     assert second.text() == "small text" and dict(second.styles) == {(9.0, False): 9}
+
+
+def test_collector_takes_broken_values_without_raising() -> None:
+    collector = FontCollector()
+    collector("a", [], [], None, 10.0)  # matrices too short
+    collector("b", [1, 0, 0, 1, 0, 0], [1, 0, 0, float("inf"), 0, 0], 7, 10.0)  # font not a dict
+    collector("c", [1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 0], {}, None)  # type: ignore[arg-type]
+    [line] = collector.lines
+    assert line.text() == "abc" and dict(line.styles) == {(0.0, False): 3}
+
+
+def test_more_type_headings_than_max_blocks_gives_none_not_an_error() -> None:
+    limits = ParseLimits(max_blocks=6)  # the 4 pages fit, with their 8 headings they do not
+    doc = get_parser_by_version("pdf-text-v3").parse(MANUAL, "pdf/manual.pdf", limits)
+    assert [b.kind for b in doc.blocks] == ["paragraph"] * 4
+    assert doc.metadata["font_headings"] == 0
+    assert any("more than max_blocks=6" in w for w in doc.warnings)
 
 
 def test_generator_rebuilds_the_committed_fixture() -> None:
