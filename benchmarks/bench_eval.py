@@ -1,8 +1,10 @@
 """Retrieval quality side by side: our labels and peer chunkers, one embedder, one metric.
 
 ``python -m benchmarks eval`` (``./run_local.sh bench eval``) scores, in one run and on each
-development set (:data:`SETS`: the ``prose`` set of the ``chunking_evaluation`` project and
-the ``handbook`` set of structured Markdown, both by default), with the same embedding model
+development set (:data:`SETS`, every one by default: the ``prose`` set of the
+``chunking_evaluation`` project, the ``handbook`` set of structured Markdown, and that
+handbook rendered as HTML and as PDF, ``handbook-html`` and ``handbook-pdf``, by
+:mod:`benchmarks.eval_renders`), with the same embedding model
 (:class:`kebab_chunk.eval.bert.Embedder`, all-MiniLM-L6-v2 by default) and the same
 retrieval and metric code as ``kebab-chunk eval`` (:mod:`kebab_chunk.eval.run`,
 :mod:`kebab_chunk.eval.metrics`):
@@ -22,7 +24,12 @@ retrieval and metric code as ``kebab-chunk eval`` (:mod:`kebab_chunk.eval.run`,
   ``RecursiveChunker``. A peer's chunk text is embedded; a header-aware peer (the recipe) is
   also scored with its header metadata prepended (header values one per line, then the
   text) as a row of its own, so that it gets the context our ``embed_text`` has. The recipe
-  is also scored at the settings users pick (:data:`RECIPE_EXTRAS`, with overlap).
+  is also scored at the settings users pick (:data:`RECIPE_EXTRAS`, with overlap). On the
+  renderings each peer reads what its users' loader gives (:data:`HTML_PEERS`,
+  :data:`PDF_PEERS`: LangChain's HTML header recipe on the markup; BeautifulSoup text or
+  pypdf's page text, each page split alone, into the text splitters); ours there are each
+  set's ``settings`` (:data:`HTML_SETTINGS`, :data:`PDF_SETTINGS`). A set's ``not_run``
+  peers are listed with the reason.
 
 **Locating peer chunks.** A peer returns strings, some re-joined with other whitespace than
 the source has (``MarkdownHeaderTextSplitter`` strips lines and joins them with ``"  \\n"``),
@@ -48,7 +55,8 @@ precision, IoU) and the word-trigram overlap measure. Questions of
 :data:`kebab_chunk.eval.APART_TYPES` (the handbook's "Contextual Anaphora") are left out of
 the headline numbers and shown only in the table by question type.
 
-Results go to ``benchmarks/results/eval-peers.md`` and ``eval-peers.json`` (date, machine,
+Results go to ``benchmarks/results/eval-peers.md`` and ``eval-peers.json`` (sets not
+measured in a run keep their figures from that file, each set with its date; machine,
 versions of every library, model, k, and per data set each row's chunk statistics, scores
 and scores by question type), rows sorted by mean chunk size. The data is read in place
 (``--set``, or ``--corpus``/``--questions`` for another folder); it is never copied into the

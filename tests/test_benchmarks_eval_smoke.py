@@ -291,3 +291,25 @@ def test_recipe_chunks_carry_their_header_values() -> None:
     assert isinstance(food, bench_eval.PeerChunk)
     assert food.headers == ("Cats", "Food")
     assert food.text.startswith("## Food")  # header lines are kept in the text
+
+
+def test_a_run_of_one_set_keeps_the_other_sets_figures(tmp_path: Path) -> None:
+    results = tmp_path / "eval-peers.json"
+    sets = {"prose": {"rows": [1]}, "handbook": {"rows": [2], "date": "2026-11-01"}}
+    page = {"k": 5, "model": bench_eval.DEFAULT_MODEL, "date": "2026-11-27", "sets": sets}
+    results.write_text(json.dumps(page), encoding="utf-8")
+    kept = bench_eval.kept_sets(results, 5, {"prose"})
+    # the set measured now is not kept; the other keeps its own date (else the page's)
+    assert kept == {"handbook": {"rows": [2], "date": "2026-11-01"}}
+    assert bench_eval.kept_sets(results, 5, set())["prose"]["date"] == "2026-11-27"
+    # another k or model measured something else: nothing is kept
+    assert bench_eval.kept_sets(results, 3, set()) == {}
+    page["model"] = "other-model"
+    results.write_text(json.dumps(page), encoding="utf-8")
+    assert bench_eval.kept_sets(results, 5, set()) == {}
+    assert bench_eval.kept_sets(tmp_path / "missing.json", 5, set()) == {}
+    # a set whose run was stopped is not carried over as if complete
+    page["model"] = bench_eval.DEFAULT_MODEL
+    page["sets"] = {"prose": {"rows": [], "complete": False}}
+    results.write_text(json.dumps(page), encoding="utf-8")
+    assert bench_eval.kept_sets(results, 5, set()) == {}

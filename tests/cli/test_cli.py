@@ -132,7 +132,7 @@ OUTLINED_PDF = "fixtures/pdf-text-v2/outlined-report.pdf"
         (
             ["chunk", OUTLINED_PDF, "--label", "pdf-page-v1"],
             f"pdf-page-v1 needs blocks from parser pdf-text-v1, but {OUTLINED_PDF} was parsed by "
-            "pdf-text-v2; pass --parsers pdf-text-v1",
+            "pdf-text-v3; pass --parsers pdf-text-v1",
         ),
     ],
 )

@@ -50,7 +50,7 @@ def test_a_pdf_from_the_default_parser_names_the_parser_pdf_page_v1_needs(
     )
     assert row["message"] == (
         "pdf-page-v1 needs blocks from parser pdf-text-v1, but report.pdf was parsed by "
-        "pdf-text-v2; pass --parsers pdf-text-v1 (parser_version='pdf-text-v1' in the library)."
+        "pdf-text-v3; pass --parsers pdf-text-v1 (parser_version='pdf-text-v1' in the library)."
     )
     pinned = tmp_path / "pinned"
     assert _run(corpus, pinned, "--labels", "pdf-page-v1", "--parsers", "pdf-text-v1") == []
