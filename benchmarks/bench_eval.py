@@ -378,6 +378,11 @@ class DataSet:
 
 
 HANDBOOK = EVAL_DATA / "gitlab-handbook-dev"
+#: The handbook's renderings: format, how it is made, its peers and our settings on it.
+_RENDERINGS: tuple[tuple[eval_renders.Kind, str, tuple[Peer, ...], tuple[str, ...]], ...] = (
+    ("html", "rendered by mistune", HTML_PEERS, HTML_SETTINGS),
+    ("pdf", "typeset by fpdf2", PDF_PEERS, PDF_SETTINGS),
+)
 SETS: dict[str, DataSet] = {
     "prose": DataSet(
         "prose",
@@ -393,26 +398,19 @@ SETS: dict[str, DataSet] = {
         HANDBOOK / "questions.csv",
         MARKDOWN_PEERS,
     ),
-    "handbook-html": DataSet(
-        "handbook-html",
-        "HTML: the handbook's 50 pages rendered by mistune (content-only references)",
-        HANDBOOK / "corpus",
-        HANDBOOK / "questions.csv",
-        HTML_PEERS,
-        render="html",
-        not_run=(UNSTRUCTURED,),
-        settings=HTML_SETTINGS,
-    ),
-    "handbook-pdf": DataSet(
-        "handbook-pdf",
-        "PDF: the handbook's 50 pages typeset by fpdf2 (content-only references)",
-        HANDBOOK / "corpus",
-        HANDBOOK / "questions.csv",
-        PDF_PEERS,
-        render="pdf",
-        not_run=(UNSTRUCTURED,),
-        settings=PDF_SETTINGS,
-    ),
+    **{
+        f"handbook-{kind}": DataSet(
+            f"handbook-{kind}",
+            f"{kind.upper()}: the handbook's 50 pages {how} (content-only references)",
+            HANDBOOK / "corpus",
+            HANDBOOK / "questions.csv",
+            peers,
+            render=kind,
+            not_run=(UNSTRUCTURED,),
+            settings=settings,
+        )
+        for kind, how, peers, settings in _RENDERINGS
+    },
 }
 
 
