@@ -265,6 +265,7 @@ class PdfTextParser(VersionedParser):
                     "the page is kept with no text"
                 )
                 text = ""
+                typeset[-1] = []  # nor any heading from what was seen of it
             text, repaired = _LONE_SURROGATE.subn("\ufffd", text)
             if repaired:
                 warnings.append(

@@ -162,6 +162,28 @@ def test_more_type_headings_than_max_blocks_gives_none_not_an_error() -> None:
     assert any("more than max_blocks=6" in w for w in doc.warnings)
 
 
+def test_a_page_whose_extraction_fails_gives_no_heading(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = pypdf.PageObject.extract_text
+    calls = []
+
+    def flaky(page: pypdf.PageObject, *args: object, **kwargs: object) -> str:
+        calls.append(1)
+        if len(calls) == 3:  # page 3: a heading-sized line is seen, then pypdf fails
+            visitor = kwargs["visitor_text"]
+            assert callable(visitor)
+            visitor("Phantom Section", [1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 0], {}, 30.0)
+            raise ValueError("broken content stream")
+        return real(page, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", flaky)
+    doc = parse("pdf-text-v3", MANUAL)
+    assert any("page 3: text extraction failed" in w for w in doc.warnings)
+    headings = [" ".join(b.text.split()) for b in doc.blocks if b.kind == "heading"]
+    assert "Phantom Section" not in headings and "Phantom Section" not in str(doc.warnings)
+    assert "Closing Down" not in headings  # page 3's own headings went with its text
+    assert headings[:2] == [TITLE, "Opening the Stand"]
+
+
 def test_generator_rebuilds_the_committed_fixture() -> None:
     assert _load(V3_DIR / "make_fixtures.py").typeset_manual() == MANUAL
 
