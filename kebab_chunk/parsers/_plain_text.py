@@ -20,7 +20,7 @@ read as an underline, and a lone separator line does not hide the titles after i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kebab_chunk.model import CanonicalDocument
 from kebab_chunk.model.blocks import ParagraphBlock
@@ -164,40 +164,33 @@ def _underlined(title: str, underline: str) -> int | None:
     return _LEVELS[mark.group(1)]
 
 
+@dataclass
 class _Emitter:
     """Adds blocks to the document in source order, with exact spans."""
 
-    def __init__(
-        self,
-        text: str,
-        assembler: Assembler,
-        lines: LineCounter,
-        limits: ParseLimits,
-        source_uri: str,
-    ) -> None:
-        self._text = text
-        self._assembler = assembler
-        self._lines = lines
-        self._limits = limits
-        self._uri = source_uri
-        self._count = 0
+    text: str
+    assembler: Assembler
+    lines: LineCounter
+    limits: ParseLimits
+    source_uri: str
+    count: int = field(default=0, init=False)  # blocks added, against max_blocks
 
     def _span(self, start: int, end: int) -> tuple[LineSpan]:
-        self._count += 1
-        check_block_count(self._count, self._limits, self._uri, noun="paragraphs")
+        self.count += 1
+        check_block_count(self.count, self.limits, self.source_uri, noun="paragraphs")
         return (
             LineSpan(
-                line_start=self._lines.line_of(start),
-                line_end=self._lines.line_of(end - 1),
+                line_start=self.lines.line_of(start),
+                line_end=self.lines.line_of(end - 1),
                 char_start=start,
                 char_end=end,
             ),
         )
 
     def paragraph(self, start: int, end: int) -> None:
-        body = self._text[start:end].rstrip()
+        body = self.text[start:end].rstrip()
         end = start + len(body)
-        self._assembler.add(ParagraphBlock, body, self._span(start, end))
+        self.assembler.add(ParagraphBlock, body, self._span(start, end))
 
     def paragraph_lines(self, rows: list[_Line]) -> None:
         if rows:
@@ -205,5 +198,5 @@ class _Emitter:
 
     def heading(self, level: int, title: str, line: _Line) -> None:
         start = line.start + len(line.text) - len(line.text.lstrip())
-        body = self._text[start : line.end]
-        self._assembler.add_heading(level, title, body, self._span(start, line.end))
+        body = self.text[start : line.end]
+        self.assembler.add_heading(level, title, body, self._span(start, line.end))
