@@ -33,8 +33,8 @@ __all__ = [
 _LINES = "documents whose blocks carry line spans (Markdown, plain text, HTML, CSV; not PDF)"
 _MARKDOWN = "Markdown or plain-text documents (every block one lines span)"
 _PDF = (
-    "PDF documents (every block a paragraph or heading with one page span, as pdf-text-v1 "
-    "and pdf-text-v2 make)"
+    "PDF documents (every block a paragraph or heading with one page span, as the pdf-text "
+    "parsers make)"
 )
 _ANY = "any document"
 _BYTE_PROXY = frozenset({"bytes-3"})
