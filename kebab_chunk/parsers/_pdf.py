@@ -1,5 +1,5 @@
-"""The engine of the PDF parser versions (``pdf-text-v1``, ``pdf-text-v2``): pypdf text, one
-page at a time, every span a ``PageSpan`` into that page's text.
+"""The engine of the PDF parser versions (``pdf-text-v1`` to ``pdf-text-v3``): pypdf text,
+one page at a time, every span a ``PageSpan`` into that page's text.
 
 Every version it serves is a row of the registry with one
 :class:`~kebab_chunk.parsers.rules.PdfRules` value (every rule in which it differs from the
@@ -29,6 +29,9 @@ What the rules change (the details, and why: docs/internals/parser-changes.md):
   text (or sections opened without a block), and the first outline title is the fallback
   title.
 * ``drop_running_lines``: running headers and footers repeated across pages are left out.
+* ``font_headings``: where the outline gives no heading, headings are found by their type
+  (:mod:`._pdf_fonts`, fed by a callback during the same text extraction) and placed as
+  outline headings are; the first, if of level 1, is the fallback title.
 """
 
 from __future__ import annotations
