@@ -10,6 +10,7 @@ cd "$(dirname "$0")"
 VENV=.venv
 PY="$VENV/bin/python"
 STAMP="$VENV/.kebab-installed"
+CORE_STAMP="$VENV/.kebab-core-installed"
 
 bootstrap() {
   local extras="$1"
@@ -28,10 +29,33 @@ bootstrap() {
   fi
 }
 
+# The compiled core (native/, Rust via PyO3): an accelerator that gives the same records as
+# the pure-Python path. Built whenever cargo is on the machine (then the differential tests
+# must run: KEBAB_REQUIRE_CORE=1); without cargo, or with KEBAB_CORE=python, the pure-Python
+# path runs: same records, slower.
+build_core() {
+  if [ "${KEBAB_CORE:-auto}" = python ]; then
+    return
+  fi
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "cargo not found: running without the compiled core (same records, slower)" >&2
+    return
+  fi
+  local want
+  want=$( (cat native/Cargo.toml native/Cargo.lock native/pyproject.toml native/*.pyi native/src/*.rs) \
+    | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$CORE_STAMP" ] || [ "$(cat "$CORE_STAMP")" != "$want" ]; then
+    "$PY" -m pip install --quiet --disable-pip-version-check ./native
+    echo "$want" > "$CORE_STAMP"
+  fi
+  export KEBAB_REQUIRE_CORE=1
+}
+
 cmd="${1:-run}"
 [ $# -gt 0 ] && shift
 # The pipeline extra (Apache Beam) is not part of the library install; everything here needs it.
 if [ "$cmd" = bench ]; then bootstrap dev,bench,eval,pipeline; else bootstrap dev,eval,pipeline; fi
+build_core
 export PATH="$PWD/$VENV/bin:$PATH"
 
 case "$cmd" in
@@ -43,6 +67,9 @@ case "$cmd" in
     bash tests/browser/ensure_chromium.sh
     "$PY" -m ruff check kebab_chunk pipelines tests benchmarks fuzz
     "$PY" -m mypy
+    if [ "${KEBAB_REQUIRE_CORE:-0}" = 1 ]; then
+      (cd native && cargo fmt --check && cargo clippy --quiet --release -- -D warnings)
+    fi
     "$PY" -m pytest -q "$@"
     ;;
   bench)

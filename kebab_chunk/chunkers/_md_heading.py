@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
+from kebab_chunk._core import core
 from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers._context import LineBound
 from kebab_chunk.chunkers._separators import (
@@ -84,6 +85,8 @@ _MEDIA = (ImageRefBlock, AudioRefBlock)
 #: (``ceil(utf8 bytes / 3)`` and characters), so a run that fits is one piece.
 _MONOTONE = frozenset({"bytes-3", "chars"})
 _SPACE = re.compile(r"\s+")
+#: Tokenizers the compiled core counts itself (any other is counted by calling back).
+_NATIVE = frozenset({"bytes-3", "chars"})
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -281,24 +284,8 @@ class _Run:
             # cut inside that word.
             if self.count(text[:word_end]) <= self.budget:
                 glue = glue_end
-        levels = _LazyLevels(text, starts, glue)
-
-        def measure(start: int, end: int) -> int:
-            return self.count(text[start:end])
-
-        total = self.count(text)
-        chars_per_token = len(text) / max(1, total)
-        return list(
-            split_pieces(
-                text,
-                levels,
-                measure,
-                self.budget,
-                chars_per_token=chars_per_token,
-                overlap=measure,
-                overlap_tokens=self.overlap,
-            )
-        )
+        native = self.policy.tokenizer if self.policy.tokenizer in _NATIVE else None
+        return split_run(text, starts, glue, self.count, self.budget, self.overlap, native)
 
     def _emit_piece(
         self, text: str, members: Sequence[_Member], start: int, end: int, tokens: int
@@ -376,6 +363,49 @@ class _Run:
                 token_estimate=self.count(text) if tokens is None else tokens,
             )
         )
+
+
+def split_run(
+    text: str,
+    structural: Sequence[int],
+    glue_end: int | None,
+    count: Counter,
+    budget: int,
+    overlap: int,
+    native: str | None = None,
+) -> list[tuple[int, int, int]]:
+    """``(start, end, tokens)`` pieces of one run's text by the cut search.
+
+    ``structural`` are the offsets where the run's later blocks start and ``glue_end`` the
+    end of the leading headings no cut may fall in (None: no glue). The compiled core
+    (:mod:`kebab_chunk._core`) does the same search when it is installed, counting by
+    itself when ``native`` names a tokenizer it knows (``bytes-3``, ``chars``) and calling
+    ``count`` otherwise; this code is its reference.
+    """
+    compiled = core()
+    if compiled is not None:
+        found: list[tuple[int, int, int]] | None = compiled.split_run(
+            text, list(structural), glue_end, budget, overlap, native or count
+        )
+        if found is not None:  # None: text the core cannot read (a lone surrogate)
+            return found
+    levels = _LazyLevels(text, structural, glue_end)
+
+    def measure(start: int, end: int) -> int:
+        return count(text[start:end])
+
+    chars_per_token = len(text) / max(1, count(text))
+    return list(
+        split_pieces(
+            text,
+            levels,
+            measure,
+            budget,
+            chars_per_token=chars_per_token,
+            overlap=measure,
+            overlap_tokens=overlap,
+        )
+    )
 
 
 class _LazyLevels(Sequence[list[int]]):

@@ -1,0 +1,59 @@
+"""Whether the optional compiled core (``kebab_chunk_core``, built from ``native/``) is used.
+
+The core is an accelerator, never a second behaviour: each of its functions returns exactly
+what the Python code it replaces returns (the Python code is the reference, and the
+differential tests in ``tests/core/`` compare the two whenever the core is built). So a
+record never depends on whether the core is installed; only speed does.
+
+``KEBAB_CORE`` chooses, read at each call so tests and users can switch at run time:
+
+- ``auto`` (default): the core when it is installed, else the Python path;
+- ``python``: the Python path even when the core is installed;
+- ``native``: the core, and a :class:`~kebab_chunk.errors.MissingDependencyError` when it
+  is not installed (for runs that must not silently be slow).
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+from kebab_chunk.errors import ConfigurationError, MissingDependencyError
+
+__all__ = ["core", "installed"]
+
+_MODES = ("auto", "python", "native")
+_loaded: ModuleType | None = None
+_tried = False
+
+
+def installed() -> ModuleType | None:
+    """The compiled core module when it is installed and importable, else None."""
+    global _loaded, _tried
+    if not _tried:
+        _tried = True
+        try:
+            import kebab_chunk_core
+        except ImportError:
+            _loaded = None
+        else:
+            _loaded = kebab_chunk_core
+    return _loaded
+
+
+def core() -> ModuleType | None:
+    """The core to use now (see the module docstring), or None for the Python path."""
+    mode = os.environ.get("KEBAB_CORE", "auto") or "auto"
+    if mode == "python":
+        return None
+    if mode not in _MODES:
+        raise ConfigurationError(
+            f"KEBAB_CORE={mode!r} is not a core mode; set it to one of {', '.join(_MODES)}."
+        )
+    module = installed()
+    if module is None and mode == "native":
+        raise MissingDependencyError(
+            "KEBAB_CORE=native but the compiled core (kebab_chunk_core) is not installed; "
+            "build it with `pip install ./native` (needs Rust) or unset KEBAB_CORE."
+        )
+    return module

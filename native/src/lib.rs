@@ -1,0 +1,116 @@
+//! kebab-chunk's optional compiled core.
+//!
+//! The Python implementation is the reference: every function here returns exactly what
+//! the Python code it replaces returns, which the differential tests in
+//! `tests/core/` check whenever the core is built. `kebab_chunk._core` decides at import
+//! whether this module is used.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+mod scan;
+mod split;
+mod text;
+
+use split::{Bytes3, Chars, Measure};
+use text::Text;
+
+/// A counter written in Python: `count(text[start:end])`.
+struct PyMeasure<'py> {
+    count: Bound<'py, PyAny>,
+}
+
+impl Measure for PyMeasure<'_> {
+    type Error = PyErr;
+    fn count(&mut self, text: &Text, start: usize, end: usize) -> PyResult<i64> {
+        let py = self.count.py();
+        self.count
+            .call1((PyString::new(py, text.slice(start, end)),))?
+            .extract()
+    }
+}
+
+/// `_md_heading._Run._pieces` after its whole-run shortcut: `(start, end, tokens)` in
+/// code-point offsets. `counter` is `"bytes-3"`, `"chars"` or a callable counting a
+/// string. Returns None when `text` cannot be read as UTF-8 (a lone surrogate): the
+/// caller then takes the Python path.
+#[pyfunction]
+#[pyo3(signature = (text, structural, glue_end, budget, overlap_tokens, counter))]
+fn split_run(
+    text: &Bound<'_, PyString>,
+    structural: Vec<usize>,
+    glue_end: Option<usize>,
+    budget: i64,
+    overlap_tokens: i64,
+    counter: &Bound<'_, PyAny>,
+) -> PyResult<Option<Vec<(usize, usize, i64)>>> {
+    let Ok(s) = text.to_str() else {
+        return Ok(None);
+    };
+    let text = Text::new(s);
+    if let Some(&bad) = structural.iter().find(|&&c| c > text.len()) {
+        return Err(PyValueError::new_err(format!(
+            "a structural cut ({bad}) lies past the end of the text ({} code points)",
+            text.len()
+        )));
+    }
+    let pieces = match counter.extract::<&str>() {
+        Ok("bytes-3") => {
+            let Ok(pieces) =
+                split::split_pieces(&text, &mut Bytes3, structural, glue_end, budget, overlap_tokens);
+            pieces
+        }
+        Ok("chars") => {
+            let Ok(pieces) =
+                split::split_pieces(&text, &mut Chars, structural, glue_end, budget, overlap_tokens);
+            pieces
+        }
+        Ok(other) => {
+            return Err(PyValueError::new_err(format!(
+                "the core counts 'bytes-3' and 'chars' natively, not {other:?}; pass a callable instead"
+            )))
+        }
+        Err(_) => {
+            let mut measure = PyMeasure { count: counter.clone() };
+            split::split_pieces(&text, &mut measure, structural, glue_end, budget, overlap_tokens)?
+        }
+    };
+    Ok(Some(pieces))
+}
+
+/// Every code point the core reads as whitespace (for the test that it is Python's set).
+#[pyfunction]
+fn whitespace() -> Vec<u32> {
+    (0..=0x10FFFFu32)
+        .filter_map(char::from_u32)
+        .filter(|&c| text::is_py_space(c))
+        .map(u32::from)
+        .collect()
+}
+
+/// Where each separator of the prose levels starts (for the differential tests).
+#[pyfunction]
+fn separator_starts(text: &str, name: &str) -> PyResult<Vec<usize>> {
+    let sep = match name {
+        "PARAGRAPH_BREAK" => scan::Sep::ParagraphBreak,
+        "SENTENCE_STOP" => scan::Sep::SentenceStop,
+        "LINE_END" => scan::Sep::LineEnd,
+        "WHITESPACE" => scan::Sep::Whitespace,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "no separator named {name:?}"
+            )))
+        }
+    };
+    Ok(scan::starts(sep, &Text::new(text)))
+}
+
+#[pymodule]
+fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(split_run, m)?)?;
+    m.add_function(wrap_pyfunction!(whitespace, m)?)?;
+    m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
+    Ok(())
+}

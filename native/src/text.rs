@@ -1,0 +1,98 @@
+//! A text indexed the way Python indexes a `str`: by code point.
+//!
+//! The Python path hands offsets around as code-point indices; the core keeps the same
+//! indices so every position it returns is the one the Python path would compute. Byte
+//! offsets are used only inside, for regex scans and byte counts.
+
+/// Python's `str.isspace()` (and the `re` module's `\s` on `str`): Unicode `White_Space`
+/// plus the four information separators U+001C..U+001F, which Python counts as space
+/// (bidirectional class B or S) and Unicode's `White_Space` does not.
+#[inline]
+pub fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// A `&str` with code-point indexing.
+pub struct Text<'a> {
+    pub s: &'a str,
+    /// The code points, so `char_at` is O(1) for any text.
+    chars: Vec<char>,
+    /// Byte offset of each code point and of the end (`len + 1` entries); empty when the
+    /// text is ASCII, where the two offsets agree.
+    bytes_at: Vec<usize>,
+}
+
+impl<'a> Text<'a> {
+    pub fn new(s: &'a str) -> Self {
+        let chars: Vec<char> = s.chars().collect();
+        let bytes_at = if s.is_ascii() {
+            Vec::new()
+        } else {
+            let mut at: Vec<usize> = s.char_indices().map(|(b, _)| b).collect();
+            at.push(s.len());
+            at
+        };
+        Text { s, chars, bytes_at }
+    }
+
+    /// Number of code points (Python's `len`).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.chars.len()
+    }
+
+    #[inline]
+    pub fn char_at(&self, i: usize) -> char {
+        self.chars[i]
+    }
+
+    /// Byte offset of code point `i` (`i == len()` gives the byte length).
+    #[inline]
+    pub fn byte(&self, i: usize) -> usize {
+        if self.bytes_at.is_empty() {
+            i
+        } else {
+            self.bytes_at[i]
+        }
+    }
+
+    /// Code-point index of byte offset `b`, which must be a char boundary.
+    #[inline]
+    pub fn index_of_byte(&self, b: usize) -> usize {
+        if self.bytes_at.is_empty() {
+            b
+        } else {
+            self.bytes_at.partition_point(|&x| x < b)
+        }
+    }
+
+    /// UTF-8 bytes of `text[start:end]`.
+    #[inline]
+    pub fn utf8_len(&self, start: usize, end: usize) -> usize {
+        self.byte(end) - self.byte(start)
+    }
+
+    /// `text[start:end]` as a `&str`.
+    #[inline]
+    pub fn slice(&self, start: usize, end: usize) -> &'a str {
+        &self.s[self.byte(start)..self.byte(end)]
+    }
+
+    /// `pos` moved past any whitespace (Python: `re.compile(r"\s+").match(text, pos)`).
+    #[inline]
+    pub fn skip_space(&self, mut pos: usize) -> usize {
+        while pos < self.chars.len() && is_py_space(self.chars[pos]) {
+            pos += 1;
+        }
+        pos
+    }
+
+    /// `end` moved back over whitespace, never before `start`.
+    #[inline]
+    pub fn trim_end(&self, start: usize, mut end: usize) -> usize {
+        while end > start && is_py_space(self.chars[end - 1]) {
+            end -= 1;
+        }
+        end
+    }
+}
