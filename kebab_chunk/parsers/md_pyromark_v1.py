@@ -29,6 +29,7 @@ from typing import Any
 
 import pyromark
 
+from kebab_chunk._core import core
 from kebab_chunk.model.blocks import CodeBlock, ListBlock, ParagraphBlock, TableBlock, make_block
 from kebab_chunk.model.spans import LineSpan, line_span
 from kebab_chunk.parsers._assemble import Assembler, check_block_count
@@ -93,7 +94,17 @@ def _scan(body: str, assembler: Assembler) -> tuple[list[_Record], int]:
     (bare ``"Rule"`` events) and link reference definitions (no event) make no record.
     The time budget and the block limit are checked every 64 top-level blocks and at the
     end, so a document far over ``max_blocks`` fails before the rest of it is scanned.
+    The compiled core (:mod:`kebab_chunk._core`) gives the same records when installed;
+    it counts blocks the same way and the time budget is checked once its scan is done.
     """
+    limits, source_uri = assembler.limits, assembler.source_uri
+    compiled = core()
+    scanned = None if compiled is None else compiled.scan_markdown(body, limits.max_blocks)
+    if scanned is not None:  # the same records, without one Python object per event
+        found, deepest_found, _ = scanned  # over the limit or not, the count says so
+        check_block_count(len(found), limits, source_uri)
+        assembler.check_time()
+        return found, deepest_found
     records: list[_Record] = []
     depth = deepest = 0
     mode = _PLAIN
@@ -104,7 +115,6 @@ def _scan(body: str, assembler: Assembler) -> tuple[list[_Record], int]:
     items: list[int] = []
     header: list[tuple[int, int]] = []
     rows: list[list[tuple[int, int]]] = []
-    limits, source_uri = assembler.limits, assembler.source_uri
     for event, where in _MARKDOWN.events_with_range(body):
         if depth and mode == _PLAIN:
             # Inside a paragraph, code block, HTML block or block quote (most events): only

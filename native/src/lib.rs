@@ -8,7 +8,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use pyo3::IntoPyObjectExt;
 
+mod markdown;
 mod scan;
 mod split;
 mod text;
@@ -79,6 +81,38 @@ fn split_run(
     Ok(Some(pieces))
 }
 
+/// `(records, deepest, over_limit)` of one Markdown body.
+type Scanned<'py> = (Vec<Bound<'py, PyAny>>, usize, bool);
+
+/// `md_pyromark_v1._scan(body)`'s `(records, deepest)` plus whether the block count went
+/// over `max_blocks` (the scan stops there; the caller raises the limit error). None when
+/// `body` cannot be read as UTF-8 (the caller then takes the Python path).
+#[pyfunction]
+fn scan_markdown<'py>(
+    body: &Bound<'py, PyString>,
+    max_blocks: usize,
+) -> PyResult<Option<Scanned<'py>>> {
+    let py = body.py();
+    let Ok(s) = body.to_str() else {
+        return Ok(None);
+    };
+    let scan = markdown::scan(s, max_blocks);
+    let mut records = Vec::with_capacity(scan.records.len());
+    for record in scan.records {
+        let details = match record.details {
+            markdown::Details::Paragraph(plain) => plain.into_bound_py_any(py)?,
+            markdown::Details::Heading(level, first, last) => {
+                (level, first, last).into_bound_py_any(py)?
+            }
+            markdown::Details::List(ordered, items) => (ordered, items).into_bound_py_any(py)?,
+            markdown::Details::Code(info) => info.into_bound_py_any(py)?,
+            markdown::Details::Table(header, rows) => (header, rows).into_bound_py_any(py)?,
+        };
+        records.push((record.kind, record.start, record.end, details).into_bound_py_any(py)?);
+    }
+    Ok(Some((records, scan.deepest, scan.over_limit)))
+}
+
 /// Every code point the core reads as whitespace (for the test that it is Python's set).
 #[pyfunction]
 fn whitespace() -> Vec<u32> {
@@ -110,6 +144,7 @@ fn separator_starts(text: &str, name: &str) -> PyResult<Vec<usize>> {
 fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(split_run, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(whitespace, m)?)?;
     m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
     Ok(())
