@@ -5,12 +5,20 @@
 //! `tests/core/` check whenever the core is built. `kebab_chunk._core` decides at import
 //! whether this module is used.
 
+#[cfg(not(target_endian = "little"))]
+compile_error!("the core hands Arrow little-endian buffers; build it on a little-endian machine");
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 use pyo3::IntoPyObjectExt;
 
+mod columns;
+mod embed;
+mod ids;
 mod markdown;
+mod mdchunk;
+mod media;
 mod scan;
 mod split;
 mod text;
@@ -113,6 +121,79 @@ fn scan_markdown<'py>(
     Ok(Some((records, scan.deepest, scan.over_limit)))
 }
 
+/// Decoded Markdown to chunk records (md-pyromark-v1 blocks, then an md-heading engine
+/// label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs` says
+/// which), plus the document's `deepest` nesting, `first_h1` and `blocks` count. None when the
+/// document is declined (text UTF-8 cannot hold, over `max_blocks`, a heading line
+/// md-heading-v3 would cut): the caller takes the Python path for it.
+#[pyfunction]
+#[pyo3(signature = (
+    text, body_start, doc_id, label, policy_hash, budget, overlap, merge_peers, tokenizer,
+    bound_lines, leading, max_blocks
+))]
+#[allow(clippy::too_many_arguments)]
+fn chunk_markdown<'py>(
+    text: &Bound<'py, PyString>,
+    body_start: usize,
+    doc_id: &str,
+    label: &str,
+    policy_hash: &str,
+    budget: i64,
+    overlap: i64,
+    merge_peers: bool,
+    tokenizer: &str,
+    bound_lines: bool,
+    leading: bool,
+    max_blocks: usize,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let py = text.py();
+    let Ok(s) = text.to_str() else {
+        return Ok(None);
+    };
+    let chars = match tokenizer {
+        "bytes-3" => false,
+        "chars" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "the core counts 'bytes-3' and 'chars', not {other:?}"
+            )))
+        }
+    };
+    let src = Text::new(s);
+    if body_start > src.len() {
+        return Err(PyValueError::new_err(
+            "body_start lies past the end of the text",
+        ));
+    }
+    let parsed = mdchunk::parse(&src, body_start, doc_id, max_blocks);
+    if parsed.over_limit {
+        return Ok(None);
+    }
+    let settings = mdchunk::Settings {
+        label,
+        policy_hash,
+        doc_id,
+        budget,
+        overlap,
+        merge_peers,
+        chars,
+        bound_lines,
+        leading,
+    };
+    let Ok(rows) = mdchunk::chunk(&src, &parsed, &settings) else {
+        return Ok(None);
+    };
+    let mut cols = columns::Columns::default();
+    for row in &rows {
+        cols.push(&parsed, row);
+    }
+    let out = cols.into_dict(py)?;
+    out.set_item("deepest", parsed.deepest)?;
+    out.set_item("first_h1", parsed.first_h1)?;
+    out.set_item("blocks", parsed.blocks.len())?;
+    Ok(Some(out))
+}
+
 /// Every code point the core reads as whitespace (for the test that it is Python's set).
 #[pyfunction]
 fn whitespace() -> Vec<u32> {
@@ -145,6 +226,7 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(split_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_markdown, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(whitespace, m)?)?;
     m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
     Ok(())

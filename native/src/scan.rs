@@ -1,24 +1,12 @@
 //! Where each separator of the prose levels starts: `_separators.separator_starts` for
 //! PARAGRAPH_BREAK, SENTENCE_STOP, LINE_END and WHITESPACE, in code-point offsets.
 //!
-//! The three regex separators use their defining patterns (leading blanks included); the
-//! `regex` crate's leftmost-first matches are the ones Python's backtracking `re` finds
-//! for these patterns, and `\s` is spelled out as Python reads it (`text::is_py_space`).
-//! SENTENCE_STOP needs look-behind, which `regex` lacks, so it is read directly.
-
-use std::sync::LazyLock;
-
-use regex::Regex;
+//! Each is read by hand, as Python's backtracking `re` matches its defining pattern
+//! (leading blanks included) left to right; `\s` is Python's whitespace
+//! (`text::is_py_space`). The differential tests compare every scanner with the Python
+//! patterns.
 
 use crate::text::{is_py_space, Text};
-
-static PARAGRAPH_BREAK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[ \t]*(?:(?:\r\n|\r|\n)(?:[ \t]*(?:\r\n|\r|\n))+[ \t]*)").expect("valid pattern")
-});
-static LINE_END: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[ \t]*(?:\r\n|\r|\n)").expect("valid pattern"));
-static WHITESPACE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[\s\x1C-\x1F]+").expect("valid pattern"));
 
 /// The separators of the `prose` style, in `TOKEN_LEVELS` order.
 #[derive(Clone, Copy, Debug)]
@@ -38,16 +26,110 @@ pub const PROSE: [Sep; 4] = [
 
 /// Start offsets (code points) of every occurrence of `sep` in `text`, in order.
 pub fn starts(sep: Sep, text: &Text) -> Vec<usize> {
-    let regex = match sep {
-        Sep::ParagraphBreak => &*PARAGRAPH_BREAK,
-        Sep::LineEnd => &*LINE_END,
-        Sep::Whitespace => &*WHITESPACE,
-        Sep::SentenceStop => return sentence_stops(text),
-    };
-    regex
-        .find_iter(text.s)
-        .map(|m| text.index_of_byte(m.start()))
-        .collect()
+    match sep {
+        Sep::ParagraphBreak => paragraph_breaks(text),
+        Sep::SentenceStop => sentence_stops(text),
+        Sep::LineEnd => line_ends(text),
+        Sep::Whitespace => whitespace_runs(text),
+    }
+}
+
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+/// The length of the line break at `i` (`\r\n` before `\r` before `\n`), 0 for none.
+fn line_break(text: &Text, i: usize) -> usize {
+    match text.char_at(i) {
+        '\r' if i + 1 < text.len() && text.char_at(i + 1) == '\n' => 2,
+        '\r' | '\n' => 1,
+        _ => 0,
+    }
+}
+
+/// Where the run of blanks that ends at `q` starts, never before `floor`.
+fn blanks_before(text: &Text, q: usize, floor: usize) -> usize {
+    let mut p = q;
+    while p > floor && is_blank(text.char_at(p - 1)) {
+        p -= 1;
+    }
+    p
+}
+
+fn skip_blanks(text: &Text, mut i: usize) -> usize {
+    while i < text.len() && is_blank(text.char_at(i)) {
+        i += 1;
+    }
+    i
+}
+
+/// `[\s\x1C-\x1F]+`: where each maximal run of whitespace starts.
+fn whitespace_runs(text: &Text) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut in_run = false;
+    for i in 0..text.len() {
+        let space = is_py_space(text.char_at(i));
+        if space && !in_run {
+            out.push(i);
+        }
+        in_run = space;
+    }
+    out
+}
+
+/// `[ \t]*(?:\r\n|\r|\n)`: each line break with the blanks before it.
+fn line_ends(text: &Text) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut i, mut floor) = (0, 0);
+    while i < text.len() {
+        let width = line_break(text, i);
+        if width == 0 {
+            i += 1;
+            continue;
+        }
+        out.push(blanks_before(text, i, floor));
+        i += width;
+        floor = i;
+    }
+    out
+}
+
+/// `[ \t]*(?:NL(?:[ \t]*NL)+[ \t]*)`: blank lines with the blanks around them. A CRLF
+/// alone matches too (CR, then LF as the second break), as the pattern does by
+/// backtracking.
+fn paragraph_breaks(text: &Text) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut i, mut floor) = (0, 0);
+    while i < text.len() {
+        let width = line_break(text, i);
+        if width == 0 {
+            i += 1;
+            continue;
+        }
+        let mut end = i + width;
+        let mut more = 0;
+        loop {
+            let next = skip_blanks(text, end);
+            let w = if next < text.len() {
+                line_break(text, next)
+            } else {
+                0
+            };
+            if w == 0 {
+                break;
+            }
+            end = next + w;
+            more += 1;
+        }
+        if more == 0 && width == 1 {
+            i += 1; // a lone line break: no match starts here or in the blanks before it
+            continue;
+        }
+        out.push(blanks_before(text, i, floor));
+        i = skip_blanks(text, end);
+        floor = i;
+    }
+    out
 }
 
 fn is_stop(c: char) -> bool {

@@ -12,38 +12,53 @@ pub fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
-/// A `&str` with code-point indexing.
+/// A `&str` with code-point indexing. ASCII text (the common case) is indexed by its
+/// bytes; other text keeps its code points and their byte offsets.
 pub struct Text<'a> {
     pub s: &'a str,
-    /// The code points, so `char_at` is O(1) for any text.
+    /// The code points, so `char_at` is O(1); empty when the text is ASCII.
     chars: Vec<char>,
     /// Byte offset of each code point and of the end (`len + 1` entries); empty when the
     /// text is ASCII, where the two offsets agree.
     bytes_at: Vec<usize>,
+    len: usize,
 }
 
 impl<'a> Text<'a> {
     pub fn new(s: &'a str) -> Self {
+        if s.is_ascii() {
+            return Text {
+                s,
+                chars: Vec::new(),
+                bytes_at: Vec::new(),
+                len: s.len(),
+            };
+        }
         let chars: Vec<char> = s.chars().collect();
-        let bytes_at = if s.is_ascii() {
-            Vec::new()
-        } else {
-            let mut at: Vec<usize> = s.char_indices().map(|(b, _)| b).collect();
-            at.push(s.len());
-            at
-        };
-        Text { s, chars, bytes_at }
+        let mut bytes_at: Vec<usize> = s.char_indices().map(|(b, _)| b).collect();
+        bytes_at.push(s.len());
+        let len = chars.len();
+        Text {
+            s,
+            chars,
+            bytes_at,
+            len,
+        }
     }
 
     /// Number of code points (Python's `len`).
     #[inline]
     pub fn len(&self) -> usize {
-        self.chars.len()
+        self.len
     }
 
     #[inline]
     pub fn char_at(&self, i: usize) -> char {
-        self.chars[i]
+        if self.bytes_at.is_empty() {
+            self.s.as_bytes()[i] as char
+        } else {
+            self.chars[i]
+        }
     }
 
     /// Byte offset of code point `i` (`i == len()` gives the byte length).
@@ -81,7 +96,7 @@ impl<'a> Text<'a> {
     /// `pos` moved past any whitespace (Python: `re.compile(r"\s+").match(text, pos)`).
     #[inline]
     pub fn skip_space(&self, mut pos: usize) -> usize {
-        while pos < self.chars.len() && is_py_space(self.chars[pos]) {
+        while pos < self.len && is_py_space(self.char_at(pos)) {
             pos += 1;
         }
         pos
@@ -90,7 +105,7 @@ impl<'a> Text<'a> {
     /// `end` moved back over whitespace, never before `start`.
     #[inline]
     pub fn trim_end(&self, start: usize, mut end: usize) -> usize {
-        while end > start && is_py_space(self.chars[end - 1]) {
+        while end > start && is_py_space(self.char_at(end - 1)) {
             end -= 1;
         }
         end

@@ -1,0 +1,150 @@
+//! Chunk rows as Arrow buffers: Python wraps them with `pyarrow.Array.from_buffers`, so no
+//! Python object is made per chunk. Offsets are little-endian `int32`, values `int64`
+//! (the machine is little-endian; `lib.rs` refuses to build elsewhere).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::mdchunk::{ChunkRow, Parsed};
+
+/// A `string` column: offsets and UTF-8 data.
+struct Strings {
+    offsets: Vec<i32>,
+    data: Vec<u8>,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        Strings {
+            offsets: vec![0],
+            data: Vec::new(),
+        }
+    }
+}
+
+impl Strings {
+    fn push(&mut self, s: &str) {
+        self.data.extend_from_slice(s.as_bytes());
+        self.offsets
+            .push(i32::try_from(self.data.len()).expect("a column under 2 GiB"));
+    }
+}
+
+/// A `list<string>` column: list offsets over a string column.
+struct StringLists {
+    offsets: Vec<i32>,
+    items: Strings,
+}
+
+impl Default for StringLists {
+    fn default() -> Self {
+        StringLists {
+            offsets: vec![0],
+            items: Strings::default(),
+        }
+    }
+}
+
+impl StringLists {
+    fn push<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
+        for item in items {
+            self.items.push(item);
+        }
+        let count = self.items.offsets.len() - 1;
+        self.offsets
+            .push(i32::try_from(count).expect("under 2^31 items"));
+    }
+}
+
+#[derive(Default)]
+pub struct Columns {
+    chunk_id: Strings,
+    text: Strings,
+    embed_text: Strings,
+    heading_path: StringLists,
+    captions: StringLists,
+    block_ids: StringLists,
+    span_offsets: Vec<i32>,
+    line_start: Vec<i64>,
+    line_end: Vec<i64>,
+    char_start: Vec<i64>,
+    char_end: Vec<i64>,
+    token_estimate: Vec<i64>,
+    embed_tokens: Vec<i64>,
+}
+
+fn le_i32(values: &[i32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 4);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+fn le_i64(values: &[i64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+impl Columns {
+    pub fn push(&mut self, parsed: &Parsed, row: &ChunkRow) {
+        if self.span_offsets.is_empty() {
+            self.span_offsets.push(0);
+        }
+        self.chunk_id.push(&row.chunk_id);
+        self.text.push(&row.text);
+        self.embed_text.push(&row.embed_text);
+        self.heading_path
+            .push(parsed.paths[row.heading_path].iter().map(String::as_str));
+        self.captions.push(row.captions.iter().map(String::as_str));
+        self.block_ids
+            .push(row.block_ids.iter().map(|&i| parsed.blocks[i].id.as_str()));
+        for span in &row.spans {
+            self.line_start.push(span.line_start as i64);
+            self.line_end.push(span.line_end as i64);
+            self.char_start.push(span.char_start as i64);
+            self.char_end.push(span.char_end as i64);
+        }
+        self.span_offsets
+            .push(i32::try_from(self.line_start.len()).expect("under 2^31 spans"));
+        self.token_estimate.push(row.tokens);
+        self.embed_tokens.push(row.embed_tokens);
+    }
+
+    /// `{name: bytes or tuple of bytes}`: a string column is `(offsets, data)`, a list of
+    /// strings `(list_offsets, offsets, data)`, an int column its values.
+    pub fn into_dict(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        if self.span_offsets.is_empty() {
+            self.span_offsets.push(0);
+        }
+        let i32s = |v: &[i32]| PyBytes::new(py, &le_i32(v));
+        let i64s = |v: &[i64]| PyBytes::new(py, &le_i64(v));
+        let strings = |s: &Strings| (i32s(&s.offsets), PyBytes::new(py, &s.data));
+        let lists = |l: &StringLists| {
+            (
+                i32s(&l.offsets),
+                i32s(&l.items.offsets),
+                PyBytes::new(py, &l.items.data),
+            )
+        };
+        let out = PyDict::new(py);
+        out.set_item("rows", self.token_estimate.len())?;
+        out.set_item("chunk_id", strings(&self.chunk_id))?;
+        out.set_item("text", strings(&self.text))?;
+        out.set_item("embed_text", strings(&self.embed_text))?;
+        out.set_item("heading_path", lists(&self.heading_path))?;
+        out.set_item("captions", lists(&self.captions))?;
+        out.set_item("block_ids", lists(&self.block_ids))?;
+        out.set_item("span_offsets", i32s(&self.span_offsets))?;
+        out.set_item("line_start", i64s(&self.line_start))?;
+        out.set_item("line_end", i64s(&self.line_end))?;
+        out.set_item("char_start", i64s(&self.char_start))?;
+        out.set_item("char_end", i64s(&self.char_end))?;
+        out.set_item("token_estimate", i64s(&self.token_estimate))?;
+        out.set_item("embed_tokens", i64s(&self.embed_tokens))?;
+        Ok(out)
+    }
+}

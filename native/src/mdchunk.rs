@@ -1,0 +1,630 @@
+//! Decoded Markdown to chunk records in one pass, for the md-pyromark-v1 parser and the
+//! md-heading engine (`md-heading-v2`, `md-heading-v3`) under the `bytes-3` and `chars`
+//! tokenizers: `md_pyromark_v1._Builder` + `_assemble.Assembler`, then
+//! `_md_heading._Run`, `base.make_chunk` and `embedding.with_embedding`, step for step
+//! (the Python modules are the reference; their docstrings say why each step is so).
+//!
+//! Blocks and chunks never become Python objects. A document this path does not cover
+//! exactly (a heading line md-heading-v3 would cut) is declined, and the caller takes
+//! the Python path for it.
+
+use crate::embed::{embed_text, py_norm};
+use crate::ids::{chunk_id, BlockIds};
+use crate::markdown;
+use crate::media::{media_ref, Media};
+use crate::split::{self, Bytes3, Chars};
+use crate::text::{is_py_space, Text};
+
+/// CommonMark's blank characters (`_source.BLANK_CHARS`): all ASCII.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\x0c' | b'\x0b')
+}
+
+#[derive(Clone, Copy)]
+pub struct Span {
+    pub line_start: usize,
+    pub line_end: usize,
+    pub char_start: usize,
+    pub char_end: usize,
+}
+
+pub struct Block {
+    pub kind: &'static str,
+    pub span: Span,
+    /// Index into `Parsed::paths`.
+    pub path: usize,
+    pub id: String,
+    /// An image or audio reference: its text and captions as a chunk of its own.
+    pub media: Option<Media>,
+}
+
+pub struct Parsed {
+    pub blocks: Vec<Block>,
+    /// Every heading path a block carries (a block holds the index of its own).
+    pub paths: Vec<Vec<String>>,
+    pub deepest: usize,
+    pub first_h1: Option<String>,
+    pub over_limit: bool,
+}
+
+/// 1-based line numbers of byte offsets of the newline view, counted incrementally.
+struct Lines<'v> {
+    view: &'v [u8],
+    at: usize,
+    line: usize,
+}
+
+impl Lines<'_> {
+    fn line_of(&mut self, pos: usize) -> usize {
+        if pos >= self.at {
+            self.line += self.view[self.at..pos]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+        } else {
+            self.line -= self.view[pos..self.at]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+        }
+        self.at = pos;
+        self.line
+    }
+}
+
+/// `_source.newline_view` in bytes: CRLF as " \n", a lone CR as "\n" (same length).
+fn newline_view(bytes: &[u8]) -> Vec<u8> {
+    let mut view = bytes.to_vec();
+    for i in 0..view.len() {
+        if bytes[i] == b'\r' {
+            if bytes.get(i + 1) == Some(&b'\n') {
+                view[i] = b' ';
+            } else {
+                view[i] = b'\n';
+            }
+        }
+    }
+    view
+}
+
+/// The ATX opener `[ \t]*#{1,6}(?=[ \t\r\n]|$)` at the start of a heading's text: the
+/// offset after it (all ASCII, so bytes and code points agree).
+fn atx_content_start(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    let mut k = 0;
+    while i + k < b.len() && b[i + k] == b'#' {
+        k += 1;
+    }
+    let after = i + k;
+    if (1..=6).contains(&k)
+        && (after == b.len() || matches!(b[after], b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        after
+    } else {
+        0
+    }
+}
+
+/// Python's `s[a:b]` on code points (`a`, `b` may be out of range or negative).
+fn py_slice(t: &Text, a: i64, b: i64) -> String {
+    let n = t.len() as i64;
+    let fix = |x: i64| if x < 0 { (x + n).max(0) } else { x.min(n) };
+    let (a, b) = (fix(a), fix(b));
+    if b <= a {
+        return String::new();
+    }
+    t.slice(a as usize, b as usize).to_owned()
+}
+
+/// The blocks of `src` (decoded text) from code point `body_start` on.
+pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> Parsed {
+    let s = src.s;
+    let bytes = s.as_bytes();
+    let view = newline_view(bytes);
+    let body_b0 = src.byte(body_start);
+    let body = &s[body_b0..];
+    let body_lf: std::borrow::Cow<str> = if body.contains('\r') {
+        let mut owned = body.as_bytes().to_vec();
+        for i in 0..owned.len() {
+            if owned[i] == b'\r' && owned.get(i + 1) != Some(&b'\n') {
+                owned[i] = b'\n';
+            }
+        }
+        std::borrow::Cow::Owned(String::from_utf8(owned).expect("CR to LF keeps UTF-8 valid"))
+    } else {
+        std::borrow::Cow::Borrowed(body)
+    };
+    let scan = markdown::scan(&body_lf, max_blocks);
+    let mut ids = BlockIds::new(doc_id);
+    let mut blocks = Vec::with_capacity(scan.records.len());
+    let mut paths: Vec<Vec<String>> = vec![Vec::new()];
+    let mut sections: Vec<(u8, String)> = Vec::new();
+    let mut first_h1: Option<String> = None;
+    let mut lines = Lines {
+        view: &view,
+        at: 0,
+        line: 1,
+    };
+    for record in scan.records {
+        let pos = body_b0 + record.start;
+        let line_start = view[..pos]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let mut start = line_start;
+        if line_start < pos && bytes[line_start..pos].iter().any(|&b| !is_blank(b)) {
+            start = pos; // defensive: a block never starts mid-line at the top level
+        }
+        let mut end = body_b0 + record.end;
+        while end > start && is_blank(bytes[end - 1]) {
+            end -= 1;
+        }
+        if end <= start {
+            continue;
+        }
+        let first_line = lines.line_of(start);
+        let last_line = lines.line_of(end - 1);
+        let span = Span {
+            line_start: first_line,
+            line_end: last_line,
+            char_start: src.index_of_byte(start),
+            char_end: src.index_of_byte(end),
+        };
+        let text = &s[start..end];
+        let mut kind = record.kind;
+        let mut media = None;
+        match &record.details {
+            markdown::Details::Heading(level, first, last) => {
+                let title = if *first < 0 {
+                    String::new()
+                } else {
+                    let block = Text::new(text);
+                    let content_start = atx_content_start(text) as i64;
+                    let stop =
+                        src.index_of_byte(body_b0 + *last as usize) as i64 - span.char_start as i64;
+                    py_norm(&py_slice(&block, content_start, stop))
+                };
+                while sections.last().is_some_and(|(l, _)| *l >= *level) {
+                    sections.pop();
+                }
+                sections.push((*level, title.clone()));
+                paths.push(sections.iter().map(|(_, t)| t.clone()).collect());
+                if *level == 1 && first_h1.is_none() {
+                    first_h1 = Some(title);
+                }
+            }
+            markdown::Details::Paragraph(true) if text.contains("![") => {
+                if let Some(found) = media_ref(text) {
+                    kind = found.kind;
+                    media = Some(found);
+                }
+            }
+            _ => {}
+        }
+        let id = ids.next(kind, text);
+        blocks.push(Block {
+            kind,
+            span,
+            path: paths.len() - 1,
+            id,
+            media,
+        });
+    }
+    Parsed {
+        blocks,
+        paths,
+        deepest: scan.deepest,
+        first_h1,
+        over_limit: scan.over_limit,
+    }
+}
+
+/// The chunk settings of one label and policy.
+pub struct Settings<'a> {
+    pub label: &'a str,
+    pub policy_hash: &'a str,
+    pub doc_id: &'a str,
+    pub budget: i64,
+    pub overlap: i64,
+    pub merge_peers: bool,
+    /// `chars` counts code points; otherwise `bytes-3`.
+    pub chars: bool,
+    /// md-heading-v3's `bound_context_lines`.
+    pub bound_lines: bool,
+    /// The `"leading"` embed rule (md-heading-v3) rather than `"first-line"`.
+    pub leading: bool,
+}
+
+pub struct ChunkRow {
+    pub chunk_id: String,
+    pub text: String,
+    pub heading_path: usize,
+    pub captions: Vec<String>,
+    pub block_ids: Vec<usize>,
+    pub spans: Vec<Span>,
+    pub tokens: i64,
+    pub embed_text: String,
+    pub embed_tokens: i64,
+}
+
+/// A document this path does not cover exactly; the caller takes the Python path.
+pub struct Decline;
+
+impl Settings<'_> {
+    fn count(&self, text: &str) -> i64 {
+        if self.chars {
+            text.chars().count() as i64
+        } else {
+            text.len().div_ceil(3) as i64
+        }
+    }
+}
+
+struct Member {
+    index: usize,
+    offset: usize,
+    len: usize,
+}
+
+struct Run<'a> {
+    src: &'a Text<'a>,
+    parsed: &'a Parsed,
+    set: &'a Settings<'a>,
+    style: Option<&'static str>,
+    out: Vec<ChunkRow>,
+    line_ends: Vec<Option<Vec<usize>>>,
+}
+
+/// `_separators.newline_style` over the blocks (every block here is an exact slice).
+fn newline_style(src: &Text, blocks: &[Block]) -> Option<&'static str> {
+    let (mut lf, mut crlf, mut cr) = (false, false, false);
+    for block in blocks {
+        let text = src.slice(block.span.char_start, block.span.char_end);
+        if !text.contains('\r') {
+            lf |= text.contains('\n');
+        } else {
+            let pairs = text.matches("\r\n").count();
+            crlf |= pairs > 0;
+            lf |= text.matches('\n').count() > pairs;
+            cr |= text.matches('\r').count() > pairs;
+        }
+        if usize::from(lf) + usize::from(crlf) + usize::from(cr) > 1 {
+            return None;
+        }
+    }
+    Some(if crlf {
+        "\r\n"
+    } else if cr {
+        "\r"
+    } else {
+        "\n"
+    })
+}
+
+impl Run<'_> {
+    fn block_text(&self, index: usize) -> &str {
+        let span = self.parsed.blocks[index].span;
+        self.src.slice(span.char_start, span.char_end)
+    }
+
+    /// `_separators.join_gap` of two consecutive blocks.
+    fn gap(&self, prev: usize, index: usize) -> Option<String> {
+        if index != prev + 1 {
+            return None;
+        }
+        let a = self.parsed.blocks[prev].span;
+        let b = self.parsed.blocks[index].span;
+        if b.char_start < a.char_end {
+            return None;
+        }
+        let gap = b.char_start - a.char_end;
+        if b.line_start < a.line_end {
+            return None;
+        }
+        let breaks = b.line_start - a.line_end;
+        if breaks == 0 {
+            return if gap == 0 { Some(String::new()) } else { None };
+        }
+        let style = self.style?;
+        if gap == breaks * style.chars().count() {
+            Some(style.repeat(breaks))
+        } else {
+            None
+        }
+    }
+
+    fn run(&mut self) -> Result<(), Decline> {
+        let blocks = &self.parsed.blocks;
+        let mut group: Vec<usize> = Vec::new();
+        for (index, block) in blocks.iter().enumerate() {
+            let opaque = block.media.is_some();
+            let new_section = block.kind == "heading"
+                && group
+                    .last()
+                    .is_some_and(|&last| blocks[last].kind != "heading");
+            let unknown_gap = group
+                .last()
+                .is_some_and(|&last| self.gap(last, index).is_none());
+            if opaque || new_section || unknown_gap {
+                self.flush(&mut group)?;
+            }
+            if opaque {
+                let media = block.media.as_ref().expect("opaque blocks are media");
+                self.emit(
+                    media.text.clone(),
+                    vec![index],
+                    vec![block.span],
+                    block.path,
+                    media.captions.clone(),
+                    None,
+                    None,
+                )?;
+            } else {
+                group.push(index);
+            }
+        }
+        self.flush(&mut group)
+    }
+
+    fn flush(&mut self, group: &mut Vec<usize>) -> Result<(), Decline> {
+        if group.is_empty() {
+            return Ok(());
+        }
+        if self.set.merge_peers {
+            self.pack(group)?;
+        } else {
+            let mut sub = Vec::new();
+            for &index in group.iter() {
+                sub.push(index);
+                if self.parsed.blocks[index].kind != "heading" {
+                    self.pack(&sub)?;
+                    sub.clear();
+                }
+            }
+            if !sub.is_empty() {
+                self.pack(&sub)?;
+            }
+        }
+        group.clear();
+        Ok(())
+    }
+
+    fn pack(&mut self, group: &[usize]) -> Result<(), Decline> {
+        let mut members: Vec<Member> = Vec::with_capacity(group.len());
+        let mut joined = String::new();
+        let mut length = 0usize;
+        for &index in group {
+            if let Some(last) = members.last() {
+                let gap = self
+                    .gap(last.index, index)
+                    .expect("a run ends at an unknown gap");
+                length += gap.chars().count();
+                joined.push_str(&gap);
+            }
+            let text = self.block_text(index);
+            let len = {
+                let span = self.parsed.blocks[index].span;
+                span.char_end - span.char_start
+            };
+            members.push(Member {
+                index,
+                offset: length,
+                len,
+            });
+            joined.push_str(text);
+            length += len;
+        }
+        if !joined.chars().any(|c| !is_py_space(c)) {
+            for member in &members {
+                let block = &self.parsed.blocks[member.index];
+                let text = self.block_text(member.index).to_owned();
+                self.emit(
+                    text,
+                    vec![member.index],
+                    vec![block.span],
+                    block.path,
+                    Vec::new(),
+                    None,
+                    None,
+                )?;
+            }
+            return Ok(());
+        }
+        let text = Text::new(&joined);
+        for (start, end, tokens) in self.pieces(&text, &members) {
+            self.emit_piece(&text, &members, start, end, tokens)?;
+        }
+        Ok(())
+    }
+
+    fn pieces(&self, text: &Text, members: &[Member]) -> Vec<(usize, usize, i64)> {
+        let n = text.len();
+        let total = self.set.count(text.s);
+        if total <= self.set.budget {
+            let start = text.skip_space(0);
+            let end = text.trim_end(0, n);
+            if start == 0 && end == n {
+                return vec![(0, end, total)];
+            }
+            return vec![(start, end, self.set.count(text.slice(start, end)))];
+        }
+        let blocks = &self.parsed.blocks;
+        let structural: Vec<usize> = members[1..].iter().map(|m| m.offset).collect();
+        let lead = members
+            .iter()
+            .take_while(|m| blocks[m.index].kind == "heading")
+            .count();
+        let mut glue = None;
+        if 0 < lead && lead < members.len() {
+            let glue_end = members[lead].offset;
+            let word_start = text.skip_space(glue_end);
+            let mut word_end = glue_end;
+            if word_start < n {
+                word_end = word_start;
+                while word_end < n && !is_py_space(text.char_at(word_end)) {
+                    word_end += 1;
+                }
+            }
+            if self.set.count(text.slice(0, word_end)) <= self.set.budget {
+                glue = Some(glue_end);
+            }
+        }
+        let (budget, overlap) = (self.set.budget, self.set.overlap);
+        let found = if self.set.chars {
+            split::split_pieces(text, &mut Chars, structural, glue, budget, overlap)
+        } else {
+            split::split_pieces(text, &mut Bytes3, structural, glue, budget, overlap)
+        };
+        match found {
+            Ok(pieces) => pieces,
+            Err(never) => match never {},
+        }
+    }
+
+    /// `BlockSlices.span`: the span of `text[a:b]` of block `index`.
+    fn slice_span(&mut self, index: usize, a: usize, b: usize) -> Span {
+        let span = self.parsed.blocks[index].span;
+        let len = span.char_end - span.char_start;
+        if a == 0 && b == len {
+            return span;
+        }
+        if self.line_ends[index].is_none() {
+            let text = Text::new(self.block_text(index));
+            let mut ends = Vec::new();
+            let mut i = 0;
+            while i < text.len() {
+                match text.char_at(i) {
+                    '\r' if i + 1 < text.len() && text.char_at(i + 1) == '\n' => {
+                        ends.push(i + 2);
+                        i += 2;
+                        continue;
+                    }
+                    '\r' | '\n' => ends.push(i + 1),
+                    _ => {}
+                }
+                i += 1;
+            }
+            self.line_ends[index] = Some(ends);
+        }
+        let ends = self.line_ends[index].as_ref().expect("just computed");
+        let before = |x: usize| ends.partition_point(|&e| e <= x);
+        Span {
+            line_start: span.line_start + before(a),
+            line_end: span.line_start + before(a.max(b.saturating_sub(1))),
+            char_start: span.char_start + a,
+            char_end: span.char_start + b,
+        }
+    }
+
+    fn emit_piece(
+        &mut self,
+        text: &Text,
+        members: &[Member],
+        start: usize,
+        end: usize,
+        tokens: i64,
+    ) -> Result<(), Decline> {
+        let mut block_ids = Vec::new();
+        let mut spans = Vec::new();
+        let mut first_path: Option<usize> = None;
+        let mut local_start: Option<usize> = None;
+        let mut is_slice = false;
+        let mut last: Option<usize> = None;
+        let first = members.partition_point(|m| m.offset + m.len < start);
+        for member in &members[first..] {
+            let (lo, hi) = (member.offset, member.offset + member.len);
+            if lo >= end {
+                break;
+            }
+            let empty_inside = lo == hi && start <= lo;
+            if hi <= start && !empty_inside {
+                continue;
+            }
+            let (a, b) = (start.max(lo) - lo, end.min(hi) - lo);
+            local_start.get_or_insert(a);
+            is_slice = is_slice || a != 0 || b != member.len;
+            block_ids.push(member.index);
+            spans.push(self.slice_span(member.index, a, b));
+            let block = &self.parsed.blocks[member.index];
+            if block.kind != "heading" && first_path.is_none() {
+                first_path = Some(block.path);
+            }
+            last = Some(member.index);
+        }
+        let last = last.expect("a piece covers at least one block");
+        let path = first_path.unwrap_or(self.parsed.blocks[last].path);
+        let slice_start = if is_slice { local_start } else { None };
+        self.emit(
+            text.slice(start, end).to_owned(),
+            block_ids,
+            spans,
+            path,
+            Vec::new(),
+            Some(tokens),
+            slice_start,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        text: String,
+        block_ids: Vec<usize>,
+        spans: Vec<Span>,
+        path: usize,
+        captions: Vec<String>,
+        tokens: Option<i64>,
+        slice_start: Option<usize>,
+    ) -> Result<(), Decline> {
+        let set = self.set;
+        let headings = &self.parsed.paths[path];
+        if set.bound_lines {
+            let (limit, cap) = (set.budget.div_euclid(2), 2 * set.budget);
+            let over = |line: &String| line.chars().count() as i64 > cap || set.count(line) > limit;
+            if headings.iter().any(over) {
+                return Err(Decline); // the line would be cut, with a warning
+            }
+        }
+        let ids: Vec<&str> = block_ids
+            .iter()
+            .map(|&i| self.parsed.blocks[i].id.as_str())
+            .collect();
+        let id_policy = match slice_start {
+            Some(at) => format!("{}#c{at}", set.policy_hash),
+            None => set.policy_hash.to_owned(),
+        };
+        let embed = embed_text(headings, &captions, &text, set.leading);
+        let embed_tokens = set.count(&embed);
+        let tokens = tokens.unwrap_or_else(|| set.count(&text));
+        self.out.push(ChunkRow {
+            chunk_id: chunk_id(set.doc_id, set.label, &ids, &id_policy),
+            text,
+            heading_path: path,
+            captions,
+            block_ids,
+            spans,
+            tokens,
+            embed_text: embed,
+            embed_tokens,
+        });
+        Ok(())
+    }
+}
+
+/// The chunk records of a parsed document, in order, or Decline.
+pub fn chunk(src: &Text, parsed: &Parsed, set: &Settings) -> Result<Vec<ChunkRow>, Decline> {
+    let mut run = Run {
+        src,
+        parsed,
+        set,
+        style: newline_style(src, &parsed.blocks),
+        out: Vec::new(),
+        line_ends: vec![None; parsed.blocks.len()],
+    };
+    run.run()?;
+    Ok(run.out)
+}

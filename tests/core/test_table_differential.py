@@ -1,0 +1,162 @@
+"""``chunk_table`` gives the same Arrow table through the compiled core as through Python.
+
+The core turns decoded Markdown into chunk rows in one pass (md-pyromark-v1 blocks, the
+md-heading engine, ids, ``embed_text``); the Python path parses, chunks and fills in the
+embedding fields record by record. Compared table for table (every column, every value)
+under both engine labels and several policies, on the fixtures' Markdown, the installed
+distributions' READMEs and generated documents full of what the two could read
+differently: image and audio references, escapes, setext and ATX headings with closing
+hashes, empty headings, CRLF and lone CR line ends, front matter that is and is not YAML,
+thematic breaks and link definitions between blocks, non-ASCII text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from types import ModuleType
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.table import chunk_table
+
+LABELS = ("md-heading-v2", "md-heading-v3")
+POLICIES = (
+    ChunkPolicy(target_tokens=256, overlap_tokens=64),
+    ChunkPolicy(target_tokens=40, overlap_tokens=10),
+    ChunkPolicy(target_tokens=300, overlap_tokens=30, tokenizer="chars"),
+    ChunkPolicy(target_tokens=64, overlap_tokens=8, merge_peers=False),
+)
+
+
+@contextmanager
+def _python_path() -> Iterator[None]:
+    saved = os.environ.get("KEBAB_CORE")
+    os.environ["KEBAB_CORE"] = "python"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["KEBAB_CORE"]
+        else:
+            os.environ["KEBAB_CORE"] = saved
+
+
+def _both(raw: bytes, uri: str, label: str, policy: ChunkPolicy) -> tuple[pa.Table, pa.Table]:
+    fast = chunk_table(raw, uri, label, policy)
+    with _python_path():
+        slow = chunk_table(raw, uri, label, policy)
+    return fast, slow
+
+
+def _explain(fast: pa.Table, slow: pa.Table) -> str:
+    a, b = fast.to_pylist(), slow.to_pylist()
+    if len(a) != len(b):
+        return f"{len(a)} rows against {len(b)}"
+    for x, y in zip(a, b, strict=True):
+        for key in x:
+            if x[key] != y[key]:
+                return f"row {x['position']} {key}: {x[key]!r} against {y[key]!r}"
+    return "schemas differ"
+
+
+@cache
+def _documents() -> tuple[tuple[str, bytes], ...]:
+    docs = list(fixture_markdown().documents) + list(distribution_readmes().documents)[:60]
+    return tuple((f"file:///{i}-{d.name.replace('/', '_')}.md", d.raw) for i, d in enumerate(docs))
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: f"{p.tokenizer}-{p.target_tokens}")
+@pytest.mark.parametrize("label", LABELS)
+def test_real_documents_give_the_same_table(
+    compiled: ModuleType, label: str, policy: ChunkPolicy
+) -> None:
+    rows = 0
+    for uri, raw in _documents():
+        fast, slow = _both(raw, uri, label, policy)
+        assert fast.equals(slow), f"{uri}: {_explain(fast, slow)}"
+        rows += fast.num_rows
+    assert rows > 300  # the documents really were chunked
+
+
+def test_the_core_takes_ordinary_documents(compiled: ModuleType) -> None:
+    """Most documents are not declined: the comparison above is of two paths, not one."""
+    calls = {"taken": 0, "declined": 0}
+    original = compiled.chunk_markdown
+
+    def counting(*args: object) -> object:
+        found = original(*args)
+        calls["taken" if found is not None else "declined"] += 1
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled, "chunk_markdown", counting)
+        for uri, raw in _documents():
+            chunk_table(raw, uri, "md-heading-v3", POLICIES[0])
+    assert calls["taken"] > 10 * calls["declined"]
+
+
+_PART = st.sampled_from(
+    [
+        "# Title\n\n",
+        "Setext title\n============\n\n",
+        "## Closing hashes ##\n",
+        "#\n",
+        "### \\*escaped\\* heading\n",
+        "Plain words. Another sentence that runs on and on.\nWrapped line here.\n\n",
+        "\r\n",
+        "\r",
+        "\n",
+        "- item one\n- item two\n  - nested\n",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n",
+        "```python\ncode line\n```\n",
+        "> quoted text\n",
+        "***\n",
+        "[ref]: https://example.com\n",
+        "![alt text](img.png)\n\n",
+        '![](pic.jpg "A title")\n\n',
+        "![spoken](talk.MP3)\n\n",
+        "![x](<a b.png>)\n\n",
+        "Not only ![inline](i.png) an image.\n\n",
+        "Ünïcödé 中文句子。下一句！ 😀\n\n",
+        "trailing blanks   \n",
+        "word " * 30 + "\n\n",
+    ]
+)
+_FRONT = st.sampled_from(["", "---\ntitle: T\n---\n", "---\n- a list\n---\n", "---\n: bad\n---\n"])
+
+
+@settings(max_examples=120)
+@given(
+    _FRONT,
+    st.lists(_PART, min_size=1, max_size=25).map("".join),
+    st.sampled_from(POLICIES),
+    st.sampled_from(LABELS),
+)
+def test_generated_markdown_gives_the_same_table(
+    compiled: ModuleType, front: str, body: str, policy: ChunkPolicy, label: str
+) -> None:
+    raw = (front + body).encode("utf-8")
+    fast, slow = _both(raw, "file:///generated.md", label, policy)
+    assert fast.equals(slow), _explain(fast, slow)
+
+
+def test_a_heading_line_md_heading_v3_cuts_is_left_to_python(compiled: ModuleType) -> None:
+    raw = ("# " + "long heading words " * 20 + "\n\nBody text.\n").encode()
+    policy = ChunkPolicy(target_tokens=40, overlap_tokens=0)
+    assert (
+        compiled.chunk_markdown(
+            raw.decode(), 0, "d", "md-heading-v3", "p", 40, 0, True, "bytes-3", True, True, 1000
+        )
+        is None
+    )
+    fast, slow = _both(raw, "file:///long.md", "md-heading-v3", policy)
+    assert fast.equals(slow)
+    assert fast.column("heading_path")[0].as_py()[0] != "long heading words " * 20  # cut
