@@ -1,18 +1,27 @@
-"""One document's chunk records as an Arrow table, without one Python object per chunk.
+"""Chunk records as Arrow tables, without one Python object per chunk.
 
-:func:`chunk_table` returns the rows a pipeline run writes for a document under one label
+:func:`chunk_tables` returns the rows a pipeline run writes for documents under one label
 (every :data:`~kebab_chunk.output.schema.CHUNK_SCHEMA` column, ``embed_text`` and
-``embed_tokens`` filled in), in document order. For Markdown parsed by ``md-pyromark-v1``
-and chunked by an md-heading engine label (``md-heading-v2``, ``md-heading-v3``) under the
-``bytes-3`` or ``chars`` tokenizer, the compiled core (:mod:`kebab_chunk._core`) builds
-the rows from the decoded text in one pass: blocks and chunks never become Python
-objects. Every other case, and any document the core declines, takes the Python path:
-parse, chunk, :func:`~kebab_chunk.chunkers.embedding.with_embedding`. The two give the
-same table (the differential tests in ``tests/core/`` compare them).
+``embed_tokens`` filled in), document after document, each in document order;
+:func:`chunk_table` does it for one document. For UTF-8 Markdown parsed by
+``md-pyromark-v1`` and chunked by an md-heading engine label (``md-heading-v2``,
+``md-heading-v3``) under the ``bytes-3`` or ``chars`` tokenizer, the compiled core
+(:mod:`kebab_chunk._core`) builds the rows of a whole batch in one call: blocks and chunks
+never become Python objects. Every other document, and any the core declines, takes the
+Python path: parse, chunk, :func:`~kebab_chunk.chunkers.embedding.with_embedding`. The two
+give the same table (the differential tests in ``tests/core/`` compare them).
+
+A document that fails (undecodable, over a parse limit, refused by the chunker) raises as
+:func:`~kebab_chunk.parsers.registry.parse_document` and the chunker raise; the time budget
+of ``limits`` holds per document on both paths.
 """
 
 from __future__ import annotations
 
+import codecs
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -22,27 +31,25 @@ from kebab_chunk.chunkers._budget import budget_of
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker, label
 from kebab_chunk.chunkers.rules import MdHeadingRules
+from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import ChunkPolicy
-from kebab_chunk.model.ids import content_hash
+from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.output.schema import CHUNK_SCHEMA, SPAN_TYPE, chunk_to_row
-from kebab_chunk.parsers._assemble import Assembler
-from kebab_chunk.parsers._front_matter import read_front_matter
+from kebab_chunk.parsers._front_matter import front_matter_end
 from kebab_chunk.parsers._source import newline_view
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
-from kebab_chunk.parsers.decode import decode_text
-from kebab_chunk.parsers.registry import (
-    DEFAULT_PARSER_VERSIONS,
-    detect_media_type,
-    parse_document,
-)
+from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, detect_media_type, parse_document
 from kebab_chunk.tokenizers import get_tokenizer
 
-__all__ = ["chunk_table"]
+__all__ = ["chunk_table", "chunk_tables"]
 
 _MARKDOWN = "text/markdown"
 _PARSER = "md-pyromark-v1"
 _NATIVE_TOKENIZERS = ("bytes-3", "chars")
 _ENGINE = "kebab_chunk.chunkers._md_heading:MdHeadingChunker"
+#: Byte order marks of the encodings ``decode_text`` reads besides UTF-8.
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_SNIFF_BYTES = 8192
 
 
 def chunk_table(
@@ -58,78 +65,155 @@ def chunk_table(
 
     ``label_name`` defaults to the media type's default label, ``policy`` to the default
     policy; ``media_type`` is detected from the name and bytes when not given, and the
-    media type's default parser reads the document. Errors are those of
-    :func:`~kebab_chunk.parsers.registry.parse_document` and of the label's chunker.
+    media type's default parser reads the document.
     """
+    return chunk_tables(
+        [(raw, source_uri)], label_name, policy, media_type=media_type, limits=limits
+    )
+
+
+def chunk_tables(
+    documents: Iterable[tuple[bytes, str]],
+    label_name: str | None = None,
+    policy: ChunkPolicy | None = None,
+    *,
+    media_type: str | None = None,
+    limits: ParseLimits = DEFAULT_LIMITS,
+) -> pa.Table:
+    """The chunk rows of ``(raw, source_uri)`` documents, one after another (see
+    :func:`chunk_table` for the defaults)."""
     policy = policy or ChunkPolicy()
+    docs = list(documents)
+    fast: list[_Fast | None] = [
+        _fast_input(raw, uri, label_name, policy, media_type) for raw, uri in docs
+    ]
+    compiled = core() if any(fast) else None
+    results: list[pa.Table | None] = [None] * len(docs)
+    taken = [i for i, item in enumerate(fast) if item is not None and compiled is not None]
+    if taken:
+        for index, table in zip(
+            taken, _core_tables(compiled, [fast[i] for i in taken], policy, limits), strict=True
+        ):
+            results[index] = table
+    for index, (raw, uri) in enumerate(docs):
+        if results[index] is None:
+            results[index] = _python_table(raw, uri, label_name, policy, media_type, limits)
+    tables = [table for table in results if table is not None]
+    return pa.concat_tables(tables) if tables else CHUNK_SCHEMA.empty_table()
+
+
+@dataclass(frozen=True, slots=True)
+class _Fast:
+    """A document the core may chunk: its decoded text and what the rows name."""
+
+    raw: bytes
+    source_uri: str
+    label: str
+    text: str
+    body_start: int
+
+
+def _fast_input(
+    raw: bytes,
+    source_uri: str,
+    label_name: str | None,
+    policy: ChunkPolicy,
+    media_type: str | None,
+) -> _Fast | None:
+    """What the core needs for ``raw``, or None when the Python path must read it: not
+    Markdown by the default parser, a label outside the engine, a tokenizer the core does
+    not count, or bytes that are not plain UTF-8 (``decode_text`` warns or refuses)."""
     media = media_type or detect_media_type(source_uri, raw[:8])
-    name = label_name
-    if name is None and media in DEFAULT_LABELS_BY_MEDIA_TYPE:
-        name = DEFAULT_LABELS_BY_MEDIA_TYPE[media][0]
-    if (
-        name is not None
-        and media == _MARKDOWN
-        and DEFAULT_PARSER_VERSIONS[_MARKDOWN] == _PARSER
-        and label(name).engine == _ENGINE
-        and policy.tokenizer in _NATIVE_TOKENIZERS
-    ):
-        compiled = core()
-        if compiled is not None:
-            table = _core_table(compiled, raw, source_uri, name, policy, limits)
-            if table is not None:
-                return table
-    doc = parse_document(raw, source_uri, media, limits=limits)
-    chunker = get_chunker(name or DEFAULT_LABELS_BY_MEDIA_TYPE[doc.media_type][0])
+    if media != _MARKDOWN or DEFAULT_PARSER_VERSIONS[_MARKDOWN] != _PARSER:
+        return None
+    name = label_name or DEFAULT_LABELS_BY_MEDIA_TYPE[_MARKDOWN][0]
+    if label(name).engine != _ENGINE or policy.tokenizer not in _NATIVE_TOKENIZERS:
+        return None
+    if raw.startswith(_WIDE_BOMS) or b"\x00" in raw[:_SNIFF_BYTES]:
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    return _Fast(raw, source_uri, name, text, front_matter_end(text, newline_view(text)))
+
+
+def _python_table(
+    raw: bytes,
+    source_uri: str,
+    label_name: str | None,
+    policy: ChunkPolicy,
+    media_type: str | None,
+    limits: ParseLimits,
+) -> pa.Table:
+    doc = parse_document(raw, source_uri, media_type, limits=limits)
+    chunker = get_chunker(label_name or DEFAULT_LABELS_BY_MEDIA_TYPE[doc.media_type][0])
     rows = [chunk_to_row(c) for c in with_embedding(chunker.chunk(doc, policy), chunker, policy)]
     return pa.Table.from_pylist(rows, schema=CHUNK_SCHEMA)
 
 
-def _core_table(
-    compiled: Any,
-    raw: bytes,
-    source_uri: str,
-    name: str,
-    policy: ChunkPolicy,
-    limits: ParseLimits,
-) -> pa.Table | None:
-    """The rows by the compiled core, or None when it declines the document."""
-    assembler = Assembler(raw, source_uri, _MARKDOWN, _PARSER, limits)  # the time budget
-    text, _ = decode_text(raw, source_uri)
-    front = read_front_matter(text, newline_view(text))
-    rules = label(name).rules_as(MdHeadingRules)
+def _core_tables(
+    compiled: Any, items: Sequence[_Fast | None], policy: ChunkPolicy, limits: ParseLimits
+) -> list[pa.Table | None]:
+    """Per item, its rows by the compiled core, or None where the core declined it."""
+    by_label: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        assert item is not None
+        by_label.setdefault(item.label, []).append(i)
+    tables: dict[int, pa.Table | None] = {}
     budget = budget_of(policy, get_tokenizer(policy.tokenizer))
-    found = compiled.chunk_markdown(
-        text,
-        0 if front is None else front.end,
-        assembler.doc_id,
-        name,
-        policy.policy_hash,
-        budget,
-        min(policy.overlap_tokens, max(0, budget - 1)),
-        policy.merge_peers,
-        policy.tokenizer,
-        rules.bound_context_lines,
-        rules.embed_headings == "leading",
-        limits.max_blocks,
-    )
-    if found is None:
-        return None
-    assembler.check_time()
-    count: int = found["rows"]
-    spans = found["span_offsets"]
+    for name, indexes in by_label.items():
+        rules = label(name).rules_as(MdHeadingRules)
+        batch = [items[i] for i in indexes]
+        found = compiled.chunk_markdown(
+            [
+                (f.text, f.body_start, doc_id(f.source_uri), f.source_uri, content_hash(f.raw))
+                for f in batch
+                if f is not None
+            ],
+            name,
+            policy.policy_hash,
+            budget,
+            min(policy.overlap_tokens, max(0, budget - 1)),
+            policy.merge_peers,
+            policy.tokenizer,
+            rules.bound_context_lines,
+            rules.embed_headings == "leading",
+            limits.max_blocks,
+        )
+        for f, seconds in zip(batch, found["seconds"], strict=True):
+            if f is not None and seconds > limits.time_budget_s:
+                raise LimitExceededError(
+                    f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
+                    f"{limits.time_budget_s}; split the file or raise the budget."
+                )
+        whole = _rows_table(found, name, policy)
+        start = 0
+        for i, rows in zip(indexes, found["doc_rows"], strict=True):
+            if rows < 0:
+                tables[i] = None
+                continue
+            tables[i] = whole.slice(start, rows)
+            start += rows
+    return [tables[i] for i in range(len(items))]
+
+
+def _rows_table(found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:
+    """The rows of one core call as a CHUNK_SCHEMA table, from the buffers it returned."""
+    count = len(found["position"]) // 8
     flat = len(found["line_start"]) // 8  # int64 values: one per span
 
-    def ints(name: str, length: int = count) -> pa.Array:
-        return pa.Array.from_buffers(pa.int64(), length, [None, pa.py_buffer(found[name])])
+    def ints(column: str, length: int = count) -> pa.Array:
+        return pa.Array.from_buffers(pa.int64(), length, [None, pa.py_buffer(found[column])])
 
-    def strings(name: str) -> pa.Array:
-        offsets, data = found[name]
+    def strings(column: str) -> pa.Array:
+        offsets, data = found[column]
         return pa.Array.from_buffers(
             pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
         )
 
-    def string_lists(name: str) -> pa.Array:
-        lists, offsets, data = found[name]
+    def string_lists(column: str) -> pa.Array:
+        lists, offsets, data = found[column]
         items = (len(offsets) - 4) // 4
         child = pa.Array.from_buffers(
             pa.string(), items, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
@@ -138,12 +222,9 @@ def _core_table(
             pa.list_(pa.string()), count, [None, pa.py_buffer(lists)], children=[child]
         )
 
-    def repeated(value: str) -> pa.Array:
-        return pa.repeat(value, count).cast(pa.string())
-
     span_items = pa.StructArray.from_arrays(
         [
-            repeated_n("lines", flat),
+            _repeated("lines", flat),
             ints("line_start", flat),
             ints("line_end", flat),
             pa.nulls(flat, pa.int64()),
@@ -155,27 +236,37 @@ def _core_table(
     )
     columns = [
         strings("chunk_id"),
-        repeated(assembler.doc_id),
-        repeated(source_uri),
-        repeated(name),
-        repeated(policy.policy_hash),
-        repeated(_PARSER),
-        pa.array(range(count), pa.int64()),
+        strings("doc_id"),
+        strings("source_uri"),
+        _repeated(name, count),
+        _repeated(policy.policy_hash, count),
+        _repeated(_PARSER, count),
+        ints("position"),
         strings("text"),
         string_lists("heading_path"),
         string_lists("captions"),
         string_lists("block_ids"),
         pa.ListArray.from_buffers(
-            pa.list_(SPAN_TYPE), count, [None, pa.py_buffer(spans)], children=[span_items]
+            pa.list_(SPAN_TYPE),
+            count,
+            [None, pa.py_buffer(found["span_offsets"])],
+            children=[span_items],
         ),
         ints("token_estimate"),
-        repeated(content_hash(raw)),
+        strings("content_hash"),
         strings("embed_text"),
         ints("embed_tokens"),
     ]
     return pa.Table.from_arrays(columns, schema=CHUNK_SCHEMA)
 
 
-def repeated_n(value: str, count: int) -> pa.Array:
-    """``value`` ``count`` times, as a plain (not run-end encoded) string array."""
-    return pa.repeat(value, count).cast(pa.string())
+def _repeated(value: str, count: int) -> pa.Array:
+    """``value`` ``count`` times as a string array, built from its buffers."""
+    data = value.encode("utf-8")
+    if data:
+        offsets = array("i", range(0, len(data) * count + 1, len(data)))
+    else:
+        offsets = array("i", bytes(4 * (count + 1)))
+    return pa.Array.from_buffers(
+        pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data * count)]
+    )

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 import yaml
 from pydantic import JsonValue
 
-__all__ = ["FrontMatter", "read_front_matter"]
+__all__ = ["FrontMatter", "front_matter_end", "read_front_matter"]
 
 _OPEN = re.compile(r"---[ \t]*\n(?![ \t]*\n)")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+#: A first YAML line that opens a block mapping: a plain key, a colon, then a blank or the
+#: line's end. YAML that starts so is a mapping or does not parse, front matter either way.
+_MAPPING_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*:(?:[ \t]|\n|$)")
 #: Most YAML nodes converted before the front matter is kept raw instead (alias bombs).
 _MAX_NODES = 100_000
 
@@ -73,6 +76,26 @@ def read_front_matter(text: str, view: str) -> FrontMatter | None:
             ["front matter YAML is too large or too deeply nested; kept raw as front_matter_raw"],
         )
     return FrontMatter(end, metadata)
+
+
+def front_matter_end(text: str, view: str) -> int:
+    """Where the Markdown body starts: the ``end`` of :func:`read_front_matter`, else 0.
+
+    For callers that need the body but not the metadata (the compiled core's chunk rows):
+    the YAML is parsed only when its first line leaves open whether it is front matter at
+    all (a scalar or a list is not); front matter whose first line opens a mapping is
+    taken out whatever the rest holds, as :func:`read_front_matter` takes it out.
+    """
+    opening = _OPEN.match(view)
+    if opening is None:
+        return 0
+    closing = _CLOSE.search(view, opening.end())
+    if closing is None:
+        return 0
+    if _MAPPING_KEY.match(view, opening.end(), closing.start()):
+        return min(closing.end() + 1, len(text))
+    front = read_front_matter(text, view)
+    return 0 if front is None else front.end
 
 
 def _key(key: object, budget: list[int]) -> str:

@@ -59,6 +59,9 @@ impl StringLists {
 #[derive(Default)]
 pub struct Columns {
     chunk_id: Strings,
+    doc_id: Strings,
+    source_uri: Strings,
+    content_hash: Strings,
     text: Strings,
     embed_text: Strings,
     heading_path: StringLists,
@@ -71,6 +74,7 @@ pub struct Columns {
     char_end: Vec<i64>,
     token_estimate: Vec<i64>,
     embed_tokens: Vec<i64>,
+    position: Vec<i64>,
 }
 
 fn le_i32(values: &[i32]) -> Vec<u8> {
@@ -90,11 +94,21 @@ fn le_i64(values: &[i64]) -> Vec<u8> {
 }
 
 impl Columns {
-    pub fn push(&mut self, parsed: &Parsed, row: &ChunkRow) {
+    pub fn push(
+        &mut self,
+        parsed: &Parsed,
+        row: &ChunkRow,
+        doc_id: &str,
+        source_uri: &str,
+        content_hash: &str,
+    ) {
         if self.span_offsets.is_empty() {
             self.span_offsets.push(0);
         }
         self.chunk_id.push(&row.chunk_id);
+        self.doc_id.push(doc_id);
+        self.source_uri.push(source_uri);
+        self.content_hash.push(content_hash);
         self.text.push(&row.text);
         self.embed_text.push(&row.embed_text);
         self.heading_path
@@ -111,6 +125,7 @@ impl Columns {
         self.span_offsets
             .push(i32::try_from(self.line_start.len()).expect("under 2^31 spans"));
         self.token_estimate.push(row.tokens);
+        self.position.push(row.position as i64);
         self.embed_tokens.push(row.embed_tokens);
     }
 
@@ -133,6 +148,10 @@ impl Columns {
         let out = PyDict::new(py);
         out.set_item("rows", self.token_estimate.len())?;
         out.set_item("chunk_id", strings(&self.chunk_id))?;
+        out.set_item("doc_id", strings(&self.doc_id))?;
+        out.set_item("source_uri", strings(&self.source_uri))?;
+        out.set_item("content_hash", strings(&self.content_hash))?;
+        out.set_item("position", i64s(&self.position))?;
         out.set_item("text", strings(&self.text))?;
         out.set_item("embed_text", strings(&self.embed_text))?;
         out.set_item("heading_path", lists(&self.heading_path))?;

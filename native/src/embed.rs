@@ -85,6 +85,20 @@ impl<'a> Lines<'a> {
     }
 }
 
+/// Whether `line` may match ATX (a `#` after at most three spaces): the regex runs only
+/// when it may.
+fn may_be_atx(line: &str) -> bool {
+    line.trim_start_matches(' ').starts_with('#')
+}
+
+/// Whether `line` may match SETEXT (`=` or `-` after at most three spaces).
+fn may_be_setext(line: &str) -> bool {
+    matches!(
+        line.trim_start_matches(' ').as_bytes().first(),
+        Some(b'=' | b'-')
+    )
+}
+
 /// `_first_title`: the title of the text's first line (an ATX heading's, else the line).
 fn first_title(text: &str) -> &str {
     let first = text.trim_start_matches('\u{feff}');
@@ -93,7 +107,12 @@ fn first_title(text: &str) -> &str {
         .next()
         .unwrap_or("")
         .trim_end_matches('\r');
-    let title = match ATX.captures(first) {
+    let caps = if may_be_atx(first) {
+        ATX.captures(first)
+    } else {
+        None
+    };
+    let title = match caps {
         Some(caps) => caps.get(2).map_or("", |m| m.as_str()),
         None => first,
     };
@@ -110,7 +129,7 @@ fn leading_headings(text: &str) -> Vec<(usize, String)> {
             i += 1;
             continue;
         }
-        if let Some(caps) = ATX.captures(line) {
+        if let Some(caps) = may_be_atx(line).then(|| ATX.captures(line)).flatten() {
             let level = caps.get(1).map_or(0, |m| m.as_str().len());
             found.push((level, py_norm(caps.get(2).map_or("", |m| m.as_str()))));
             i += 1;
@@ -118,7 +137,7 @@ fn leading_headings(text: &str) -> Vec<(usize, String)> {
         }
         let mut end = i;
         while let Some(next) = lines.get(end) {
-            if py_strip(next).is_empty() || SETEXT.is_match(next) {
+            if py_strip(next).is_empty() || (may_be_setext(next) && SETEXT.is_match(next)) {
                 break;
             }
             end += 1;

@@ -121,21 +121,25 @@ fn scan_markdown<'py>(
     Ok(Some((records, scan.deepest, scan.over_limit)))
 }
 
-/// Decoded Markdown to chunk records (md-pyromark-v1 blocks, then an md-heading engine
-/// label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs` says
-/// which), plus the document's `deepest` nesting, `first_h1` and `blocks` count. None when the
-/// document is declined (text UTF-8 cannot hold, over `max_blocks`, a heading line
-/// md-heading-v3 would cut): the caller takes the Python path for it.
+/// One document for `chunk_markdown`: decoded text, where its body starts (after any
+/// front matter), its doc id, source URI and content hash.
+type Document<'py> = (Bound<'py, PyString>, usize, String, String, String);
+
+/// Decoded Markdown documents to chunk rows (md-pyromark-v1 blocks, then an md-heading
+/// engine label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs`
+/// says which) for all rows of all documents taken, in order. `doc_rows` gives each
+/// document's row count, or -1 when it is declined (text UTF-8 cannot hold, over
+/// `max_blocks`, a heading line md-heading-v3 would cut): the caller takes the Python
+/// path for it. `deepest` and `seconds` give each document's nesting depth and time.
 #[pyfunction]
 #[pyo3(signature = (
-    text, body_start, doc_id, label, policy_hash, budget, overlap, merge_peers, tokenizer,
-    bound_lines, leading, max_blocks
+    documents, label, policy_hash, budget, overlap, merge_peers, tokenizer, bound_lines,
+    leading, max_blocks
 ))]
 #[allow(clippy::too_many_arguments)]
 fn chunk_markdown<'py>(
-    text: &Bound<'py, PyString>,
-    body_start: usize,
-    doc_id: &str,
+    py: Python<'py>,
+    documents: Vec<Document<'py>>,
     label: &str,
     policy_hash: &str,
     budget: i64,
@@ -145,11 +149,7 @@ fn chunk_markdown<'py>(
     bound_lines: bool,
     leading: bool,
     max_blocks: usize,
-) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let py = text.py();
-    let Ok(s) = text.to_str() else {
-        return Ok(None);
-    };
+) -> PyResult<Bound<'py, PyDict>> {
     let chars = match tokenizer {
         "bytes-3" => false,
         "chars" => true,
@@ -159,39 +159,56 @@ fn chunk_markdown<'py>(
             )))
         }
     };
-    let src = Text::new(s);
-    if body_start > src.len() {
-        return Err(PyValueError::new_err(
-            "body_start lies past the end of the text",
-        ));
-    }
-    let parsed = mdchunk::parse(&src, body_start, doc_id, max_blocks);
-    if parsed.over_limit {
-        return Ok(None);
-    }
-    let settings = mdchunk::Settings {
-        label,
-        policy_hash,
-        doc_id,
-        budget,
-        overlap,
-        merge_peers,
-        chars,
-        bound_lines,
-        leading,
-    };
-    let Ok(rows) = mdchunk::chunk(&src, &parsed, &settings) else {
-        return Ok(None);
-    };
     let mut cols = columns::Columns::default();
-    for row in &rows {
-        cols.push(&parsed, row);
+    let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
+    for (text, body_start, doc_id, source_uri, content_hash) in &documents {
+        let started = std::time::Instant::now();
+        let Ok(s) = text.to_str() else {
+            doc_rows.push(-1i64);
+            deepest.push(0);
+            seconds.push(0.0);
+            continue;
+        };
+        let src = Text::new(s);
+        if *body_start > src.len() {
+            return Err(PyValueError::new_err(
+                "body_start lies past the end of the text",
+            ));
+        }
+        let parsed = mdchunk::parse(&src, *body_start, doc_id, max_blocks);
+        let settings = mdchunk::Settings {
+            label,
+            policy_hash,
+            doc_id,
+            budget,
+            overlap,
+            merge_peers,
+            chars,
+            bound_lines,
+            leading,
+        };
+        let rows = if parsed.over_limit {
+            Err(mdchunk::Decline)
+        } else {
+            mdchunk::chunk(&src, &parsed, &settings)
+        };
+        deepest.push(parsed.deepest);
+        match rows {
+            Ok(rows) => {
+                for row in &rows {
+                    cols.push(&parsed, row, doc_id, source_uri, content_hash);
+                }
+                doc_rows.push(rows.len() as i64);
+            }
+            Err(mdchunk::Decline) => doc_rows.push(-1),
+        }
+        seconds.push(started.elapsed().as_secs_f64());
     }
     let out = cols.into_dict(py)?;
-    out.set_item("deepest", parsed.deepest)?;
-    out.set_item("first_h1", parsed.first_h1)?;
-    out.set_item("blocks", parsed.blocks.len())?;
-    Ok(Some(out))
+    out.set_item("doc_rows", doc_rows)?;
+    out.set_item("deepest", deepest)?;
+    out.set_item("seconds", seconds)?;
+    Ok(out)
 }
 
 /// Every code point the core reads as whitespace (for the test that it is Python's set).

@@ -43,7 +43,6 @@ pub struct Parsed {
     /// Every heading path a block carries (a block holds the index of its own).
     pub paths: Vec<Vec<String>>,
     pub deepest: usize,
-    pub first_h1: Option<String>,
     pub over_limit: bool,
 }
 
@@ -139,11 +138,10 @@ pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> 
         std::borrow::Cow::Borrowed(body)
     };
     let scan = markdown::scan(&body_lf, max_blocks);
-    let mut ids = BlockIds::new(doc_id);
+    let mut ids = BlockIds::new(doc_id, scan.records.len());
     let mut blocks = Vec::with_capacity(scan.records.len());
     let mut paths: Vec<Vec<String>> = vec![Vec::new()];
     let mut sections: Vec<(u8, String)> = Vec::new();
-    let mut first_h1: Option<String> = None;
     let mut lines = Lines {
         view: &view,
         at: 0,
@@ -191,11 +189,8 @@ pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> 
                 while sections.last().is_some_and(|(l, _)| *l >= *level) {
                     sections.pop();
                 }
-                sections.push((*level, title.clone()));
+                sections.push((*level, title));
                 paths.push(sections.iter().map(|(_, t)| t.clone()).collect());
-                if *level == 1 && first_h1.is_none() {
-                    first_h1 = Some(title);
-                }
             }
             markdown::Details::Paragraph(true) if text.contains("![") => {
                 if let Some(found) = media_ref(text) {
@@ -218,7 +213,6 @@ pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> 
         blocks,
         paths,
         deepest: scan.deepest,
-        first_h1,
         over_limit: scan.over_limit,
     }
 }
@@ -240,6 +234,7 @@ pub struct Settings<'a> {
 }
 
 pub struct ChunkRow {
+    pub position: usize,
     pub chunk_id: String,
     pub text: String,
     pub heading_path: usize,
@@ -601,6 +596,7 @@ impl Run<'_> {
         let embed_tokens = set.count(&embed);
         let tokens = tokens.unwrap_or_else(|| set.count(&text));
         self.out.push(ChunkRow {
+            position: self.out.len(),
             chunk_id: chunk_id(set.doc_id, set.label, &ids, &id_policy),
             text,
             heading_path: path,

@@ -6,7 +6,9 @@
 //! (`text::is_py_space`). The differential tests compare every scanner with the Python
 //! patterns.
 
-use crate::text::{is_py_space, Text};
+use memchr::{memchr2_iter, memchr3_iter};
+
+use crate::text::{is_py_space, is_py_space_byte, Text};
 
 /// The separators of the `prose` style, in `TOKEN_LEVELS` order.
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +68,17 @@ fn skip_blanks(text: &Text, mut i: usize) -> usize {
 /// `[\s\x1C-\x1F]+`: where each maximal run of whitespace starts.
 fn whitespace_runs(text: &Text) -> Vec<usize> {
     let mut out = Vec::new();
+    if let Some(bytes) = text.ascii() {
+        let mut in_run = false;
+        for (i, &b) in bytes.iter().enumerate() {
+            let space = is_py_space_byte(b);
+            if space && !in_run {
+                out.push(i);
+            }
+            in_run = space;
+        }
+        return out;
+    }
     let mut in_run = false;
     for i in 0..text.len() {
         let space = is_py_space(text.char_at(i));
@@ -81,6 +94,17 @@ fn whitespace_runs(text: &Text) -> Vec<usize> {
 fn line_ends(text: &Text) -> Vec<usize> {
     let mut out = Vec::new();
     let (mut i, mut floor) = (0, 0);
+    if let Some(bytes) = text.ascii() {
+        for q in memchr2_iter(b'\r', b'\n', bytes) {
+            if q < i {
+                continue; // the LF of a CRLF already taken
+            }
+            out.push(blanks_before(text, q, floor));
+            i = q + line_break(text, q);
+            floor = i;
+        }
+        return out;
+    }
     while i < text.len() {
         let width = line_break(text, i);
         if width == 0 {
@@ -100,7 +124,14 @@ fn line_ends(text: &Text) -> Vec<usize> {
 fn paragraph_breaks(text: &Text) -> Vec<usize> {
     let mut out = Vec::new();
     let (mut i, mut floor) = (0, 0);
+    let ascii = text.ascii();
     while i < text.len() {
+        if let Some(bytes) = ascii {
+            match memchr::memchr2(b'\r', b'\n', &bytes[i..]) {
+                Some(skip) => i += skip,
+                None => break,
+            }
+        }
         let width = line_break(text, i);
         if width == 0 {
             i += 1;
@@ -151,6 +182,19 @@ fn is_closer(c: char) -> bool {
 fn sentence_stops(text: &Text) -> Vec<usize> {
     let n = text.len();
     let mut out = Vec::new();
+    if let Some(bytes) = text.ascii() {
+        for stop in memchr3_iter(b'.', b'!', b'?', bytes) {
+            let p = stop + 1;
+            let mut q = p;
+            while q < n && is_closer(bytes[q] as char) {
+                q += 1;
+            }
+            if q < n && is_py_space_byte(bytes[q]) {
+                out.push(p);
+            }
+        }
+        return out;
+    }
     for p in 1..n {
         let prev = text.char_at(p - 1);
         if !is_stop(prev) {

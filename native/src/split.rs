@@ -70,10 +70,11 @@ impl<'t, 'a> Levels<'t, 'a> {
                 (Some(_), _) => scan::starts(PROSE[i - 1], self.text),
                 (None, _) => scan::starts(PROSE[i], self.text),
             };
-            let mut merged = std::mem::take(&mut self.merged);
-            merged.extend(cuts.into_iter().filter(|&c| c != 0 && c != n));
-            merged.sort_unstable();
-            merged.dedup();
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c != 0 && c != n).collect();
+            if !cuts.is_sorted() {
+                cuts.sort_unstable();
+            }
+            let merged = merge_sorted(&self.merged, &cuts);
             let mut level = merged.clone();
             level.push(n);
             if let Some(glue) = self.glue_end {
@@ -88,6 +89,36 @@ impl<'t, 'a> Levels<'t, 'a> {
         self.ensure(index);
         &self.levels[index]
     }
+}
+
+/// The sorted union of two sorted lists, each value once.
+fn merge_sorted(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x <= y => {
+                i += 1;
+                if x == y {
+                    j += 1;
+                }
+                x
+            }
+            (Some(_), Some(&y)) | (None, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => unreachable!(),
+        };
+        if out.last() != Some(&next) {
+            out.push(next);
+        }
+    }
+    out
 }
 
 /// The candidate ends a search may pick from: a level's cuts, or every position.

@@ -12,6 +12,12 @@ pub fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
+/// Python's whitespace among ASCII bytes (`is_py_space` on an ASCII character).
+#[inline]
+pub fn is_py_space_byte(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | 0x1c..=0x20)
+}
+
 /// A `&str` with code-point indexing. ASCII text (the common case) is indexed by its
 /// bytes; other text keeps its code points and their byte offsets.
 pub struct Text<'a> {
@@ -44,6 +50,12 @@ impl<'a> Text<'a> {
             bytes_at,
             len,
         }
+    }
+
+    /// The text's bytes when it is ASCII (then byte and code-point offsets agree).
+    #[inline]
+    pub fn ascii(&self) -> Option<&'a [u8]> {
+        self.bytes_at.is_empty().then_some(self.s.as_bytes())
     }
 
     /// Number of code points (Python's `len`).

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from types import ModuleType
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk.model import ChunkPolicy
-from kebab_chunk.table import chunk_table
+from kebab_chunk.table import chunk_table, chunk_tables
 
 LABELS = ("md-heading-v2", "md-heading-v3")
 POLICIES = (
@@ -88,19 +89,33 @@ def test_real_documents_give_the_same_table(
 
 def test_the_core_takes_ordinary_documents(compiled: ModuleType) -> None:
     """Most documents are not declined: the comparison above is of two paths, not one."""
-    calls = {"taken": 0, "declined": 0}
+    rows: list[int] = []
     original = compiled.chunk_markdown
 
-    def counting(*args: object) -> object:
+    def counting(*args: object) -> Any:
         found = original(*args)
-        calls["taken" if found is not None else "declined"] += 1
+        rows.extend(found["doc_rows"])
         return found
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(compiled, "chunk_markdown", counting)
-        for uri, raw in _documents():
-            chunk_table(raw, uri, "md-heading-v3", POLICIES[0])
-    assert calls["taken"] > 10 * calls["declined"]
+        chunk_tables([(raw, uri) for uri, raw in _documents()], "md-heading-v3", POLICIES[0])
+    declined = rows.count(-1)
+    assert len(rows) == len(_documents())
+    assert len(rows) - declined > 10 * declined
+
+
+def test_a_batch_is_the_documents_one_after_another(compiled: ModuleType) -> None:
+    docs = [(raw, uri) for uri, raw in _documents()[:30]]
+    docs.insert(5, ("# Not UTF-8 \xff\n".encode("latin-1"), "file:///latin.md"))
+    docs.insert(9, (b"plain text file\n", "file:///notes.txt"))
+    policy = POLICIES[1]
+    batch = chunk_tables(docs, "md-heading-v3", policy)
+    assert batch.equals(
+        pa.concat_tables([chunk_table(r, u, "md-heading-v3", policy) for r, u in docs])
+    )
+    with _python_path():
+        assert batch.equals(chunk_tables(docs, "md-heading-v3", policy))
 
 
 _PART = st.sampled_from(
@@ -127,6 +142,7 @@ _PART = st.sampled_from(
         "Not only ![inline](i.png) an image.\n\n",
         "Ünïcödé 中文句子。下一句！ 😀\n\n",
         "trailing blanks   \n",
+        'controls \x01\x1f\x7f "quoted" back\\slash\ttab\x0cfeed\x08 end\n\n',
         "word " * 30 + "\n\n",
     ]
 )
@@ -149,14 +165,12 @@ def test_generated_markdown_gives_the_same_table(
 
 
 def test_a_heading_line_md_heading_v3_cuts_is_left_to_python(compiled: ModuleType) -> None:
-    raw = ("# " + "long heading words " * 20 + "\n\nBody text.\n").encode()
+    text = "# " + "long heading words " * 20 + "\n\nBody text.\n"
     policy = ChunkPolicy(target_tokens=40, overlap_tokens=0)
-    assert (
-        compiled.chunk_markdown(
-            raw.decode(), 0, "d", "md-heading-v3", "p", 40, 0, True, "bytes-3", True, True, 1000
-        )
-        is None
+    found = compiled.chunk_markdown(
+        [(text, 0, "d", "u", "h")], "md-heading-v3", "p", 40, 0, True, "bytes-3", True, True, 1000
     )
-    fast, slow = _both(raw, "file:///long.md", "md-heading-v3", policy)
+    assert found["doc_rows"] == [-1]
+    fast, slow = _both(text.encode(), "file:///long.md", "md-heading-v3", policy)
     assert fast.equals(slow)
     assert fast.column("heading_path")[0].as_py()[0] != "long heading words " * 20  # cut
