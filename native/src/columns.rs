@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::mdchunk::{ChunkRow, Parsed};
+use crate::mdchunk::{Parsed, Row};
 
 /// A `string` column: offsets and UTF-8 data.
 struct Strings {
@@ -23,6 +23,11 @@ impl Default for Strings {
 }
 
 impl Strings {
+    fn truncate(&mut self, items: usize) {
+        self.data.truncate(self.offsets[items] as usize);
+        self.offsets.truncate(items + 1);
+    }
+
     fn push(&mut self, s: &str) {
         self.data.extend_from_slice(s.as_bytes());
         self.offsets
@@ -46,6 +51,11 @@ impl Default for StringLists {
 }
 
 impl StringLists {
+    fn truncate(&mut self, lists: usize) {
+        self.items.truncate(self.offsets[lists] as usize);
+        self.offsets.truncate(lists + 1);
+    }
+
     fn push<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
         for item in items {
             self.items.push(item);
@@ -94,29 +104,53 @@ fn le_i64(values: &[i64]) -> Vec<u8> {
 }
 
 impl Columns {
+    #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
         parsed: &Parsed,
-        row: &ChunkRow,
+        row: &Row,
         doc_id: &str,
         source_uri: &str,
         content_hash: &str,
+        count_chars: bool,
     ) {
         if self.span_offsets.is_empty() {
             self.span_offsets.push(0);
         }
-        self.chunk_id.push(&row.chunk_id);
+        self.chunk_id.push(row.chunk_id);
         self.doc_id.push(doc_id);
         self.source_uri.push(source_uri);
         self.content_hash.push(content_hash);
-        self.text.push(&row.text);
-        self.embed_text.push(&row.embed_text);
+        self.text.push(row.text);
+        // embed_text: the heading lines it names and the captions, then the text
+        let lines = row.heading_path[..row.embed_headings]
+            .iter()
+            .chain(row.captions);
+        let start = self.embed_text.data.len();
+        let mut parts = 0;
+        for line in lines {
+            if parts > 0 {
+                self.embed_text.data.push(b'\n');
+            }
+            self.embed_text.data.extend_from_slice(line.as_bytes());
+            parts += 1;
+        }
+        if self.embed_text.data.len() > start {
+            self.embed_text.data.push(b'\n');
+        }
+        self.embed_text.push(row.text);
+        let embed = &self.embed_text.data[start..];
+        self.embed_tokens.push(if count_chars {
+            embed.iter().filter(|&&b| b & 0xC0 != 0x80).count() as i64
+        } else {
+            embed.len().div_ceil(3) as i64
+        });
         self.heading_path
-            .push(parsed.paths[row.heading_path].iter().map(String::as_str));
+            .push(row.heading_path.iter().map(String::as_str));
         self.captions.push(row.captions.iter().map(String::as_str));
         self.block_ids
             .push(row.block_ids.iter().map(|&i| parsed.blocks[i].id.as_str()));
-        for span in &row.spans {
+        for span in row.spans {
             self.line_start.push(span.line_start as i64);
             self.line_end.push(span.line_end as i64);
             self.char_start.push(span.char_start as i64);
@@ -126,7 +160,52 @@ impl Columns {
             .push(i32::try_from(self.line_start.len()).expect("under 2^31 spans"));
         self.token_estimate.push(row.tokens);
         self.position.push(row.position as i64);
-        self.embed_tokens.push(row.embed_tokens);
+    }
+
+    /// How many rows the columns hold.
+    pub fn rows(&self) -> usize {
+        self.position.len()
+    }
+
+    /// Takes back every row after the first `rows` (a declined document's).
+    pub fn truncate(&mut self, rows: usize) {
+        if rows == self.rows() {
+            return;
+        }
+        for strings in [
+            &mut self.chunk_id,
+            &mut self.doc_id,
+            &mut self.source_uri,
+            &mut self.content_hash,
+            &mut self.text,
+            &mut self.embed_text,
+        ] {
+            strings.truncate(rows);
+        }
+        for lists in [
+            &mut self.heading_path,
+            &mut self.captions,
+            &mut self.block_ids,
+        ] {
+            lists.truncate(rows);
+        }
+        let spans = self.span_offsets[rows] as usize;
+        self.span_offsets.truncate(rows + 1);
+        for values in [
+            &mut self.line_start,
+            &mut self.line_end,
+            &mut self.char_start,
+            &mut self.char_end,
+        ] {
+            values.truncate(spans);
+        }
+        for values in [
+            &mut self.token_estimate,
+            &mut self.embed_tokens,
+            &mut self.position,
+        ] {
+            values.truncate(rows);
+        }
     }
 
     /// `{name: bytes or tuple of bytes}`: a string column is `(offsets, data)`, a list of

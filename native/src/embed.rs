@@ -210,19 +210,3 @@ pub fn kept_headings(headings: &[String], text: &str, leading: bool) -> usize {
     }
     keep
 }
-
-/// `embed_text(chunk, rule)`: context lines the text lacks, captions, then the text.
-pub fn embed_text(headings: &[String], captions: &[String], text: &str, leading: bool) -> String {
-    let keep = kept_headings(headings, text, leading);
-    let prefix = headings[..keep]
-        .iter()
-        .chain(captions)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join("\n");
-    if prefix.is_empty() {
-        text.to_owned()
-    } else {
-        format!("{prefix}\n{text}")
-    }
-}

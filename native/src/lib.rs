@@ -169,13 +169,12 @@ fn chunk_markdown<'py>(
             seconds.push(0.0);
             continue;
         };
-        let src = Text::new(s);
-        if *body_start > src.len() {
+        if *body_start > s.chars().count() {
             return Err(PyValueError::new_err(
                 "body_start lies past the end of the text",
             ));
         }
-        let parsed = mdchunk::parse(&src, *body_start, doc_id, max_blocks);
+        let parsed = mdchunk::parse(s, *body_start, doc_id, max_blocks);
         let settings = mdchunk::Settings {
             label,
             policy_hash,
@@ -187,20 +186,25 @@ fn chunk_markdown<'py>(
             bound_lines,
             leading,
         };
+        deepest.push(parsed.deepest);
+        let before = cols.rows();
+        let sink = mdchunk::Sink {
+            columns: &mut cols,
+            doc_id,
+            source_uri,
+            content_hash,
+        };
         let rows = if parsed.over_limit {
             Err(mdchunk::Decline)
         } else {
-            mdchunk::chunk(&src, &parsed, &settings)
+            mdchunk::chunk(s, &parsed, &settings, sink)
         };
-        deepest.push(parsed.deepest);
         match rows {
-            Ok(rows) => {
-                for row in &rows {
-                    cols.push(&parsed, row, doc_id, source_uri, content_hash);
-                }
-                doc_rows.push(rows.len() as i64);
+            Ok(rows) => doc_rows.push(rows as i64),
+            Err(mdchunk::Decline) => {
+                cols.truncate(before);
+                doc_rows.push(-1);
             }
-            Err(mdchunk::Decline) => doc_rows.push(-1),
         }
         seconds.push(started.elapsed().as_secs_f64());
     }

@@ -8,7 +8,8 @@
 //! exactly (a heading line md-heading-v3 would cut) is declined, and the caller takes
 //! the Python path for it.
 
-use crate::embed::{embed_text, py_norm};
+use crate::columns::Columns;
+use crate::embed::{kept_headings, py_norm};
 use crate::ids::{chunk_id, BlockIds};
 use crate::markdown;
 use crate::media::{media_ref, Media};
@@ -31,6 +32,8 @@ pub struct Span {
 pub struct Block {
     pub kind: &'static str,
     pub span: Span,
+    /// Where the block's text lies in the source, in bytes.
+    pub bytes: (usize, usize),
     /// Index into `Parsed::paths`.
     pub path: usize,
     pub id: String,
@@ -68,6 +71,50 @@ impl Lines<'_> {
         }
         self.at = pos;
         self.line
+    }
+}
+
+/// Code-point offsets of byte offsets of one text, counted incrementally (queries come
+/// almost in order, so a document costs about one pass; ASCII text needs none).
+struct CharCounter<'s> {
+    s: &'s str,
+    ascii: bool,
+    byte: usize,
+    char: usize,
+}
+
+impl<'s> CharCounter<'s> {
+    fn new(s: &'s str) -> Self {
+        CharCounter {
+            s,
+            ascii: s.is_ascii(),
+            byte: 0,
+            char: 0,
+        }
+    }
+
+    fn chars_at(&mut self, b: usize) -> usize {
+        if self.ascii {
+            return b;
+        }
+        if b >= self.byte {
+            self.char += self.s[self.byte..b].chars().count();
+        } else {
+            self.char -= self.s[b..self.byte].chars().count();
+        }
+        self.byte = b;
+        self.char
+    }
+
+    /// The byte offset of code point `c`.
+    fn byte_of(&self, c: usize) -> usize {
+        if self.ascii {
+            return c;
+        }
+        self.s
+            .char_indices()
+            .nth(c)
+            .map_or(self.s.len(), |(b, _)| b)
     }
 }
 
@@ -120,11 +167,11 @@ fn py_slice(t: &Text, a: i64, b: i64) -> String {
 }
 
 /// The blocks of `src` (decoded text) from code point `body_start` on.
-pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> Parsed {
-    let s = src.s;
+pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Parsed {
     let bytes = s.as_bytes();
     let view = newline_view(bytes);
-    let body_b0 = src.byte(body_start);
+    let mut chars = CharCounter::new(s);
+    let body_b0 = chars.byte_of(body_start);
     let body = &s[body_b0..];
     let body_lf: std::borrow::Cow<str> = if body.contains('\r') {
         let mut owned = body.as_bytes().to_vec();
@@ -169,8 +216,8 @@ pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> 
         let span = Span {
             line_start: first_line,
             line_end: last_line,
-            char_start: src.index_of_byte(start),
-            char_end: src.index_of_byte(end),
+            char_start: chars.chars_at(start),
+            char_end: chars.chars_at(end),
         };
         let text = &s[start..end];
         let mut kind = record.kind;
@@ -183,7 +230,7 @@ pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> 
                     let block = Text::new(text);
                     let content_start = atx_content_start(text) as i64;
                     let stop =
-                        src.index_of_byte(body_b0 + *last as usize) as i64 - span.char_start as i64;
+                        chars.chars_at(body_b0 + *last as usize) as i64 - span.char_start as i64;
                     py_norm(&py_slice(&block, content_start, stop))
                 };
                 while sections.last().is_some_and(|(l, _)| *l >= *level) {
@@ -204,6 +251,7 @@ pub fn parse(src: &Text, body_start: usize, doc_id: &str, max_blocks: usize) -> 
         blocks.push(Block {
             kind,
             span,
+            bytes: (start, end),
             path: paths.len() - 1,
             id,
             media,
@@ -233,17 +281,26 @@ pub struct Settings<'a> {
     pub leading: bool,
 }
 
-pub struct ChunkRow {
+/// One chunk as it is written: borrowed pieces, copied once into the column buffers.
+pub struct Row<'r> {
     pub position: usize,
-    pub chunk_id: String,
-    pub text: String,
-    pub heading_path: usize,
-    pub captions: Vec<String>,
-    pub block_ids: Vec<usize>,
-    pub spans: Vec<Span>,
+    pub chunk_id: &'r str,
+    pub text: &'r str,
+    pub heading_path: &'r [String],
+    /// How many of `heading_path`'s lines `embed_text` names (the rest the text holds).
+    pub embed_headings: usize,
+    pub captions: &'r [String],
+    pub block_ids: &'r [usize],
+    pub spans: &'r [Span],
     pub tokens: i64,
-    pub embed_text: String,
-    pub embed_tokens: i64,
+}
+
+/// Where one document's rows go and what every row of it names.
+pub struct Sink<'c> {
+    pub columns: &'c mut Columns,
+    pub doc_id: &'c str,
+    pub source_uri: &'c str,
+    pub content_hash: &'c str,
 }
 
 /// A document this path does not cover exactly; the caller takes the Python path.
@@ -265,20 +322,21 @@ struct Member {
     len: usize,
 }
 
-struct Run<'a> {
-    src: &'a Text<'a>,
+struct Run<'a, 'c> {
+    src: &'a str,
     parsed: &'a Parsed,
     set: &'a Settings<'a>,
     style: Option<&'static str>,
-    out: Vec<ChunkRow>,
+    sink: Sink<'c>,
+    rows: usize,
     line_ends: Vec<Option<Vec<usize>>>,
 }
 
 /// `_separators.newline_style` over the blocks (every block here is an exact slice).
-fn newline_style(src: &Text, blocks: &[Block]) -> Option<&'static str> {
+fn newline_style(src: &str, blocks: &[Block]) -> Option<&'static str> {
     let (mut lf, mut crlf, mut cr) = (false, false, false);
     for block in blocks {
-        let text = src.slice(block.span.char_start, block.span.char_end);
+        let text = &src[block.bytes.0..block.bytes.1];
         if !text.contains('\r') {
             lf |= text.contains('\n');
         } else {
@@ -300,10 +358,10 @@ fn newline_style(src: &Text, blocks: &[Block]) -> Option<&'static str> {
     })
 }
 
-impl Run<'_> {
+impl Run<'_, '_> {
     fn block_text(&self, index: usize) -> &str {
-        let span = self.parsed.blocks[index].span;
-        self.src.slice(span.char_start, span.char_end)
+        let (start, end) = self.parsed.blocks[index].bytes;
+        &self.src[start..end]
     }
 
     /// `_separators.join_gap` of two consecutive blocks.
@@ -350,11 +408,11 @@ impl Run<'_> {
             if opaque {
                 let media = block.media.as_ref().expect("opaque blocks are media");
                 self.emit(
-                    media.text.clone(),
-                    vec![index],
-                    vec![block.span],
+                    &media.text,
+                    &[index],
+                    &[block.span],
                     block.path,
-                    media.captions.clone(),
+                    &media.captions,
                     None,
                     None,
                 )?;
@@ -418,11 +476,11 @@ impl Run<'_> {
                 let block = &self.parsed.blocks[member.index];
                 let text = self.block_text(member.index).to_owned();
                 self.emit(
-                    text,
-                    vec![member.index],
-                    vec![block.span],
+                    &text,
+                    &[member.index],
+                    &[block.span],
                     block.path,
-                    Vec::new(),
+                    &[],
                     None,
                     None,
                 )?;
@@ -554,11 +612,11 @@ impl Run<'_> {
         let path = first_path.unwrap_or(self.parsed.blocks[last].path);
         let slice_start = if is_slice { local_start } else { None };
         self.emit(
-            text.slice(start, end).to_owned(),
-            block_ids,
-            spans,
+            text.slice(start, end),
+            &block_ids,
+            &spans,
             path,
-            Vec::new(),
+            &[],
             Some(tokens),
             slice_start,
         )
@@ -567,11 +625,11 @@ impl Run<'_> {
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
-        text: String,
-        block_ids: Vec<usize>,
-        spans: Vec<Span>,
+        text: &str,
+        block_ids: &[usize],
+        spans: &[Span],
         path: usize,
-        captions: Vec<String>,
+        captions: &[String],
         tokens: Option<i64>,
         slice_start: Option<usize>,
     ) -> Result<(), Decline> {
@@ -592,35 +650,44 @@ impl Run<'_> {
             Some(at) => format!("{}#c{at}", set.policy_hash),
             None => set.policy_hash.to_owned(),
         };
-        let embed = embed_text(headings, &captions, &text, set.leading);
-        let embed_tokens = set.count(&embed);
-        let tokens = tokens.unwrap_or_else(|| set.count(&text));
-        self.out.push(ChunkRow {
-            position: self.out.len(),
-            chunk_id: chunk_id(set.doc_id, set.label, &ids, &id_policy),
+        let chunk = chunk_id(set.doc_id, set.label, &ids, &id_policy);
+        let row = Row {
+            position: self.rows,
+            chunk_id: &chunk,
             text,
-            heading_path: path,
+            heading_path: headings,
+            embed_headings: kept_headings(headings, text, set.leading),
             captions,
             block_ids,
             spans,
-            tokens,
-            embed_text: embed,
-            embed_tokens,
-        });
+            tokens: tokens.unwrap_or_else(|| set.count(text)),
+        };
+        let sink = &mut self.sink;
+        sink.columns.push(
+            self.parsed,
+            &row,
+            sink.doc_id,
+            sink.source_uri,
+            sink.content_hash,
+            set.chars,
+        );
+        self.rows += 1;
         Ok(())
     }
 }
 
-/// The chunk records of a parsed document, in order, or Decline.
-pub fn chunk(src: &Text, parsed: &Parsed, set: &Settings) -> Result<Vec<ChunkRow>, Decline> {
+/// Writes the chunk rows of a parsed document to `sink`, in order; on Decline the rows
+/// written so far are the caller's to take back (`Columns::truncate`).
+pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<usize, Decline> {
     let mut run = Run {
         src,
         parsed,
         set,
         style: newline_style(src, &parsed.blocks),
-        out: Vec::new(),
+        sink,
+        rows: 0,
         line_ends: vec![None; parsed.blocks.len()],
     };
     run.run()?;
-    Ok(run.out)
+    Ok(run.rows)
 }

@@ -83,16 +83,6 @@ impl<'a> Text<'a> {
         }
     }
 
-    /// Code-point index of byte offset `b`, which must be a char boundary.
-    #[inline]
-    pub fn index_of_byte(&self, b: usize) -> usize {
-        if self.bytes_at.is_empty() {
-            b
-        } else {
-            self.bytes_at.partition_point(|&x| x < b)
-        }
-    }
-
     /// UTF-8 bytes of `text[start:end]`.
     #[inline]
     pub fn utf8_len(&self, start: usize, end: usize) -> usize {
