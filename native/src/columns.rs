@@ -2,10 +2,61 @@
 //! Python object is made per chunk. Offsets are little-endian `int32`, values `int64`
 //! (the machine is little-endian; `lib.rs` refuses to build elsewhere).
 
+use std::ffi::{c_int, c_void};
+
+use pyo3::exceptions::PyBufferError;
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
 use crate::mdchunk::{Parsed, Row};
+
+/// Bytes the core made, lent to Python through the buffer protocol (read-only), so
+/// `pyarrow.py_buffer` wraps them without a copy; they live as long as a view of them.
+#[pyclass(frozen)]
+pub struct Buffer {
+    data: Vec<u8>,
+}
+
+#[pymethods]
+impl Buffer {
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(PyBufferError::new_err("no view to fill"));
+        }
+        let data = &slf.get().data;
+        // SAFETY: `view` is the caller's; the data is owned by `slf`, which the view keeps
+        // alive (PyBuffer_FillInfo takes a reference to it) and which never changes.
+        let filled = unsafe {
+            ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                data.as_ptr() as *mut c_void,
+                data.len() as ffi::Py_ssize_t,
+                1,
+                flags,
+            )
+        };
+        if filled == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {}
+
+    fn __len__(&self) -> usize {
+        self.data.len()
+    }
+}
+
+fn buffer(py: Python<'_>, data: Vec<u8>) -> PyResult<Bound<'_, Buffer>> {
+    Bound::new(py, Buffer { data })
+}
 
 /// A `string` column: offsets and UTF-8 data.
 struct Strings {
@@ -214,35 +265,41 @@ impl Columns {
         if self.span_offsets.is_empty() {
             self.span_offsets.push(0);
         }
-        let i32s = |v: &[i32]| PyBytes::new(py, &le_i32(v));
-        let i64s = |v: &[i64]| PyBytes::new(py, &le_i64(v));
-        let strings = |s: &Strings| (i32s(&s.offsets), PyBytes::new(py, &s.data));
-        let lists = |l: &StringLists| {
-            (
-                i32s(&l.offsets),
-                i32s(&l.items.offsets),
-                PyBytes::new(py, &l.items.data),
-            )
+        let i32s = |v: &[i32]| buffer(py, le_i32(v));
+        let i64s = |v: &[i64]| buffer(py, le_i64(v));
+        let strings = |s: Strings| -> PyResult<_> { Ok((i32s(&s.offsets)?, buffer(py, s.data)?)) };
+        let lists = |l: StringLists| -> PyResult<_> {
+            Ok((
+                i32s(&l.offsets)?,
+                i32s(&l.items.offsets)?,
+                buffer(py, l.items.data)?,
+            ))
         };
         let out = PyDict::new(py);
         out.set_item("rows", self.token_estimate.len())?;
-        out.set_item("chunk_id", strings(&self.chunk_id))?;
-        out.set_item("doc_id", strings(&self.doc_id))?;
-        out.set_item("source_uri", strings(&self.source_uri))?;
-        out.set_item("content_hash", strings(&self.content_hash))?;
-        out.set_item("position", i64s(&self.position))?;
-        out.set_item("text", strings(&self.text))?;
-        out.set_item("embed_text", strings(&self.embed_text))?;
-        out.set_item("heading_path", lists(&self.heading_path))?;
-        out.set_item("captions", lists(&self.captions))?;
-        out.set_item("block_ids", lists(&self.block_ids))?;
-        out.set_item("span_offsets", i32s(&self.span_offsets))?;
-        out.set_item("line_start", i64s(&self.line_start))?;
-        out.set_item("line_end", i64s(&self.line_end))?;
-        out.set_item("char_start", i64s(&self.char_start))?;
-        out.set_item("char_end", i64s(&self.char_end))?;
-        out.set_item("token_estimate", i64s(&self.token_estimate))?;
-        out.set_item("embed_tokens", i64s(&self.embed_tokens))?;
+        out.set_item("chunk_id", strings(std::mem::take(&mut self.chunk_id))?)?;
+        out.set_item("doc_id", strings(std::mem::take(&mut self.doc_id))?)?;
+        out.set_item("source_uri", strings(std::mem::take(&mut self.source_uri))?)?;
+        out.set_item(
+            "content_hash",
+            strings(std::mem::take(&mut self.content_hash))?,
+        )?;
+        out.set_item("position", i64s(&self.position)?)?;
+        out.set_item("text", strings(std::mem::take(&mut self.text))?)?;
+        out.set_item("embed_text", strings(std::mem::take(&mut self.embed_text))?)?;
+        out.set_item(
+            "heading_path",
+            lists(std::mem::take(&mut self.heading_path))?,
+        )?;
+        out.set_item("captions", lists(std::mem::take(&mut self.captions))?)?;
+        out.set_item("block_ids", lists(std::mem::take(&mut self.block_ids))?)?;
+        out.set_item("span_offsets", i32s(&self.span_offsets)?)?;
+        out.set_item("line_start", i64s(&self.line_start)?)?;
+        out.set_item("line_end", i64s(&self.line_end)?)?;
+        out.set_item("char_start", i64s(&self.char_start)?)?;
+        out.set_item("char_end", i64s(&self.char_end)?)?;
+        out.set_item("token_estimate", i64s(&self.token_estimate)?)?;
+        out.set_item("embed_tokens", i64s(&self.embed_tokens)?)?;
         Ok(out)
     }
 }

@@ -1,19 +1,57 @@
 //! `chunkers.embedding.embed_text`: the heading path lines a chunk's text lacks, its
 //! captions, then its text. Python's string semantics are kept where they matter:
 //! `str.splitlines`, `str.split()`/`strip()` on Python's whitespace, and `re.match`
-//! of the ATX and setext patterns.
-
-use std::sync::LazyLock;
-
-use regex::Regex;
+//! of the ATX and setext patterns (read by hand: both are anchored and simple).
 
 use crate::text::is_py_space;
 
-static ATX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\A {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\z").expect("valid pattern")
-});
-static SETEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\A {0,3}(=+|-+)[ \t]*\z").expect("valid pattern"));
+/// `re.match(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", line)` on a line without
+/// "\n": the level and group 2 (the title). The title is the shortest text after the
+/// blanks that leaves only blanks, or blanks, a run of `#` and blanks.
+fn atx(line: &str) -> Option<(usize, &str)> {
+    let b = line.as_bytes();
+    let spaces = b.iter().take(4).take_while(|&&c| c == b' ').count();
+    if spaces > 3 {
+        return None;
+    }
+    let hashes = b[spaces..].iter().take_while(|&&c| c == b'#').count();
+    if !(1..=6).contains(&hashes) {
+        return None;
+    }
+    let at = spaces + hashes;
+    let blanks = b[at..]
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t')
+        .count();
+    if blanks == 0 {
+        return None;
+    }
+    let rest = &line[at + blanks..];
+    let is_blank = |c: char| c == ' ' || c == '\t';
+    let trimmed = rest.trim_end_matches(is_blank);
+    let before_hashes = trimmed.trim_end_matches('#');
+    let title = if before_hashes.len() < trimmed.len() && before_hashes.ends_with(is_blank) {
+        before_hashes.trim_end_matches(is_blank)
+    } else {
+        trimmed
+    };
+    Some((hashes, title))
+}
+
+/// `re.match(r"^ {0,3}(=+|-+)[ \t]*$", line)`: the underline's character.
+fn setext(line: &str) -> Option<u8> {
+    let b = line.as_bytes();
+    let spaces = b.iter().take(4).take_while(|&&c| c == b' ').count();
+    if spaces > 3 {
+        return None;
+    }
+    let mark = *b.get(spaces).filter(|&&c| c == b'=' || c == b'-')?;
+    let run = b[spaces..].iter().take_while(|&&c| c == mark).count();
+    b[spaces + run..]
+        .iter()
+        .all(|&c| c == b' ' || c == b'\t')
+        .then_some(mark)
+}
 
 /// Python's `str.strip()`.
 pub fn py_strip(s: &str) -> &str {
@@ -47,6 +85,27 @@ fn is_line_boundary(c: char) -> bool {
     )
 }
 
+/// The first line boundary of `s` (`str.splitlines`'): where it is and what it is. ASCII
+/// bytes are tested directly; only the lead bytes of U+0085, U+2028 and U+2029 decode.
+fn boundary(s: &str) -> Option<(usize, char)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => return Some((i, b[i] as char)),
+            0xc2 | 0xe2 => {
+                let c = s[i..].chars().next().expect("a char starts here");
+                if is_line_boundary(c) {
+                    return Some((i, c));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Python's `str.splitlines()`, read only as far as it is asked for (a chunk's leading
 /// headings are a few lines of a text that may be long).
 struct Lines<'a> {
@@ -66,7 +125,7 @@ impl<'a> Lines<'a> {
     fn get(&mut self, i: usize) -> Option<&'a str> {
         while self.lines.len() <= i && !self.rest.is_empty() {
             let rest = self.rest;
-            match rest.char_indices().find(|&(_, c)| is_line_boundary(c)) {
+            match boundary(rest) {
                 Some((at, c)) => {
                     self.lines.push(&rest[..at]);
                     let mut next = at + c.len_utf8();
@@ -85,20 +144,6 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Whether `line` may match ATX (a `#` after at most three spaces): the regex runs only
-/// when it may.
-fn may_be_atx(line: &str) -> bool {
-    line.trim_start_matches(' ').starts_with('#')
-}
-
-/// Whether `line` may match SETEXT (`=` or `-` after at most three spaces).
-fn may_be_setext(line: &str) -> bool {
-    matches!(
-        line.trim_start_matches(' ').as_bytes().first(),
-        Some(b'=' | b'-')
-    )
-}
-
 /// `_first_title`: the title of the text's first line (an ATX heading's, else the line).
 fn first_title(text: &str) -> &str {
     let first = text.trim_start_matches('\u{feff}');
@@ -107,16 +152,7 @@ fn first_title(text: &str) -> &str {
         .next()
         .unwrap_or("")
         .trim_end_matches('\r');
-    let caps = if may_be_atx(first) {
-        ATX.captures(first)
-    } else {
-        None
-    };
-    let title = match caps {
-        Some(caps) => caps.get(2).map_or("", |m| m.as_str()),
-        None => first,
-    };
-    py_strip(title)
+    py_strip(atx(first).map_or(first, |(_, title)| title))
 }
 
 /// `_leading_headings`: `(level, title)` of each heading line the text opens with.
@@ -129,35 +165,27 @@ fn leading_headings(text: &str) -> Vec<(usize, String)> {
             i += 1;
             continue;
         }
-        if let Some(caps) = may_be_atx(line).then(|| ATX.captures(line)).flatten() {
-            let level = caps.get(1).map_or(0, |m| m.as_str().len());
-            found.push((level, py_norm(caps.get(2).map_or("", |m| m.as_str()))));
+        if let Some((level, title)) = atx(line) {
+            found.push((level, py_norm(title)));
             i += 1;
             continue;
         }
         let mut end = i;
         while let Some(next) = lines.get(end) {
-            if py_strip(next).is_empty() || (may_be_setext(next) && SETEXT.is_match(next)) {
+            if py_strip(next).is_empty() || setext(next).is_some() {
                 break;
             }
             end += 1;
         }
         let underline = if i < end {
-            lines.get(end).and_then(|l| SETEXT.captures(l))
+            lines.get(end).and_then(setext)
         } else {
             None
         };
-        let Some(underline) = underline else {
+        let Some(mark) = underline else {
             break; // a paragraph (or a lone underline): the headings end here
         };
-        let level = if underline
-            .get(1)
-            .is_some_and(|m| m.as_str().starts_with('='))
-        {
-            1
-        } else {
-            2
-        };
+        let level = if mark == b'=' { 1 } else { 2 };
         let joined = (i..end)
             .filter_map(|k| lines.get(k))
             .collect::<Vec<_>>()
@@ -209,4 +237,21 @@ pub fn kept_headings(headings: &[String], text: &str, leading: bool) -> usize {
         opened.pop();
     }
     keep
+}
+
+/// `embed_text(chunk, rule)`: the heading lines the text lacks, the captions, then the text
+/// (the column writer builds the same string in place; this form is for the tests).
+pub fn embed_text(headings: &[String], captions: &[String], text: &str, leading: bool) -> String {
+    let keep = kept_headings(headings, text, leading);
+    let prefix: Vec<&str> = headings[..keep]
+        .iter()
+        .chain(captions)
+        .map(String::as_str)
+        .collect();
+    let prefix = prefix.join("\n");
+    if prefix.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{prefix}\n{text}")
+    }
 }

@@ -215,6 +215,13 @@ fn chunk_markdown<'py>(
     Ok(out)
 }
 
+/// `chunkers.embedding.embed_text` of a chunk's parts under the `"leading"` or
+/// `"first-line"` rule (for the differential tests).
+#[pyfunction]
+fn embed_text(headings: Vec<String>, captions: Vec<String>, text: &str, leading: bool) -> String {
+    embed::embed_text(&headings, &captions, text, leading)
+}
+
 /// Every code point the core reads as whitespace (for the test that it is Python's set).
 #[pyfunction]
 fn whitespace() -> Vec<u32> {
@@ -248,7 +255,9 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_markdown, m)?)?;
+    m.add_class::<columns::Buffer>()?;
     m.add_function(wrap_pyfunction!(whitespace, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_text, m)?)?;
     m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
     Ok(())
 }

@@ -265,3 +265,69 @@ def test_native_without_the_core_names_how_to_build_it(monkeypatch: pytest.Monke
         _core.core()
     monkeypatch.setenv("KEBAB_CORE", "auto")
     assert _core.core() is None  # auto: the Python path, silently
+
+
+# -- embed_text ------------------------------------------------------------------------------
+
+_LINE_PARTS = st.sampled_from(
+    [
+        "#",
+        "##",
+        "####### ",
+        " ",
+        "   ",
+        "    ",
+        "\t",
+        "=",
+        "===",
+        "-",
+        "--",
+        "Title",
+        "x y",
+        "\r",
+        "\n",
+        "\r\n",
+        "\u2028",
+        "\x0b",
+        "\x85",
+        "\ufeff",
+        "é",
+        "#x",
+        " ## ",
+        "\\#",
+    ]
+)
+_EMBED_TEXT = st.lists(_LINE_PARTS, max_size=30).map("".join)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.sampled_from(["Title", "x y", "", " A  b ", "#", "Tit"]), max_size=3),
+    st.lists(st.sampled_from(["cap", ""]), max_size=2),
+    _EMBED_TEXT,
+    st.booleans(),
+)
+def test_embed_text_is_pythons(
+    compiled: ModuleType, headings: list[str], captions: list[str], text: str, leading: bool
+) -> None:
+    from kebab_chunk.chunkers.embedding import embed_text
+    from kebab_chunk.model import Chunk, LineSpan
+
+    chunk = Chunk(
+        chunk_id="c",
+        doc_id="d",
+        source_uri="u",
+        chunker_version="l",
+        policy_hash="p",
+        parser_version="v",
+        position=0,
+        text=text,
+        heading_path=tuple(headings),
+        captions=tuple(captions),
+        block_ids=("b",),
+        source_spans=(LineSpan(line_start=1, line_end=1, char_start=0, char_end=0),),
+        token_estimate=0,
+        content_hash="h",
+    )
+    rule = "leading" if leading else "first-line"
+    assert compiled.embed_text(headings, captions, text, leading) == embed_text(chunk, rule)
