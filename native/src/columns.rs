@@ -213,6 +213,13 @@ impl Columns {
         self.position.push(row.position as i64);
     }
 
+    /// Room for the rows of `bytes` bytes of documents (texts plus overlap, embed texts
+    /// plus headings), so the buffers are not copied as they grow.
+    pub fn reserve(&mut self, bytes: usize) {
+        self.text.data.reserve(bytes + bytes / 4);
+        self.embed_text.data.reserve(bytes + bytes / 2);
+    }
+
     /// How many rows the columns hold.
     pub fn rows(&self) -> usize {
         self.position.len()

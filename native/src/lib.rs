@@ -160,6 +160,7 @@ fn chunk_markdown<'py>(
         }
     };
     let mut cols = columns::Columns::default();
+    cols.reserve(documents.iter().map(|d| d.0.len().unwrap_or(0)).sum());
     let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
     for (text, body_start, doc_id, source_uri, content_hash) in &documents {
         let started = std::time::Instant::now();

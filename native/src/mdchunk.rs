@@ -487,24 +487,35 @@ impl Run<'_, '_> {
             }
             return Ok(());
         }
+        // A run that fits is one piece, the run without the whitespace around it (what
+        // the cut search would take, found without it; `_Run._pieces`'s shortcut).
+        let total = self.set.count(&joined);
+        if total <= self.set.budget {
+            let lead = joined.len() - joined.trim_start_matches(is_py_space).len();
+            let tail = joined.trim_end_matches(is_py_space).len();
+            let piece = &joined[lead..tail];
+            let (start, end) = if joined.is_ascii() {
+                (lead, tail)
+            } else {
+                let start = joined[..lead].chars().count();
+                (start, start + piece.chars().count())
+            };
+            let tokens = if piece.len() == joined.len() {
+                total
+            } else {
+                self.set.count(piece)
+            };
+            return self.emit_piece(piece, &members, start, end, tokens);
+        }
         let text = Text::new(&joined);
         for (start, end, tokens) in self.pieces(&text, &members) {
-            self.emit_piece(&text, &members, start, end, tokens)?;
+            self.emit_piece(text.slice(start, end), &members, start, end, tokens)?;
         }
         Ok(())
     }
 
     fn pieces(&self, text: &Text, members: &[Member]) -> Vec<(usize, usize, i64)> {
         let n = text.len();
-        let total = self.set.count(text.s);
-        if total <= self.set.budget {
-            let start = text.skip_space(0);
-            let end = text.trim_end(0, n);
-            if start == 0 && end == n {
-                return vec![(0, end, total)];
-            }
-            return vec![(start, end, self.set.count(text.slice(start, end)))];
-        }
         let blocks = &self.parsed.blocks;
         let structural: Vec<usize> = members[1..].iter().map(|m| m.offset).collect();
         let lead = members
@@ -575,7 +586,7 @@ impl Run<'_, '_> {
 
     fn emit_piece(
         &mut self,
-        text: &Text,
+        piece: &str,
         members: &[Member],
         start: usize,
         end: usize,
@@ -612,7 +623,7 @@ impl Run<'_, '_> {
         let path = first_path.unwrap_or(self.parsed.blocks[last].path);
         let slice_start = if is_slice { local_start } else { None };
         self.emit(
-            text.slice(start, end),
+            piece,
             &block_ids,
             &spans,
             path,
