@@ -13,6 +13,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// `\b \f \n \r \t`, `\u00xx` (lowercase hex) for other control characters; the rest raw.
 pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
+    push_json_str_inner(out, s);
+    out.push('"');
+}
+
+/// The escaped characters of `s`, without the quotes.
+fn push_json_str_inner(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut run = 0; // start of the bytes not yet copied
     let mut at = 0;
@@ -35,7 +41,6 @@ pub fn push_json_str(out: &mut String, s: &str) {
         at = i + 1;
     }
     out.push_str(&s[run..]);
-    out.push('"');
 }
 
 /// The first byte at or after `from` that JSON escapes (`"`, `\\`, a control character),
@@ -64,15 +69,28 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
         .map(|k| i + k)
 }
 
-fn digest32(json: &str) -> String {
+/// An id: the first 32 hex digits of a blake3 digest, kept inline (no allocation).
+#[derive(Clone, Copy)]
+pub struct Id([u8; 32]);
+
+impl Id {
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("hex digits are ASCII")
+    }
+}
+
+fn digest32(json: &str) -> Id {
     let hex = blake3::hash(json.as_bytes()).to_hex();
-    hex.as_str()[..32].to_owned()
+    let mut id = [0u8; 32];
+    id.copy_from_slice(&hex.as_bytes()[..32]);
+    Id(id)
 }
 
 /// Block ids of one document, with the per-(kind, text) occurrence counter of
 /// `parsers.base.BlockIds`.
 pub struct BlockIds<'t> {
     prefix: String,
+    json: String,
     seen: HashMap<(&'static str, &'t str), u64, BuildHasherDefault<Fx>>,
 }
 
@@ -114,39 +132,55 @@ impl<'t> BlockIds<'t> {
         prefix.push(',');
         BlockIds {
             prefix,
+            json: String::new(),
             seen: HashMap::with_capacity_and_hasher(blocks, Default::default()),
         }
     }
 
-    pub fn next(&mut self, kind: &'static str, text: &'t str) -> String {
+    pub fn next(&mut self, kind: &'static str, text: &'t str) -> Id {
         let slot = self.seen.entry((kind, text)).or_insert(0);
         let occurrence = *slot;
         *slot += 1;
-        let mut json = String::with_capacity(self.prefix.len() + text.len() + 32);
+        let json = &mut self.json;
+        json.clear();
         json.push_str(&self.prefix);
-        push_json_str(&mut json, kind);
+        push_json_str(json, kind);
         json.push(',');
-        push_json_str(&mut json, text);
+        push_json_str(json, text);
         let _ = write!(json, ",{occurrence}]");
-        digest32(&json)
+        digest32(json)
     }
 }
 
-/// `ids.chunk_id(doc_id, label, block_ids, id_policy)`.
-pub fn chunk_id(doc_id: &str, label: &str, block_ids: &[&str], id_policy: &str) -> String {
-    let mut json = String::from("[\"chunk\",");
-    push_json_str(&mut json, doc_id);
+/// `ids.chunk_id(doc_id, label, block_ids, id_policy)`, written in `json` (a scratch
+/// buffer); `id_policy` is the policy hash, with `#c<slice_start>` for a slice.
+pub fn chunk_id<'i>(
+    json: &mut String,
+    doc_id: &str,
+    label: &str,
+    block_ids: impl Iterator<Item = &'i Id>,
+    policy_hash: &str,
+    slice_start: Option<usize>,
+) -> Id {
+    json.clear();
+    json.push_str("[\"chunk\",");
+    push_json_str(json, doc_id);
     json.push(',');
-    push_json_str(&mut json, label);
+    push_json_str(json, label);
     json.push_str(",[");
-    for (i, id) in block_ids.iter().enumerate() {
+    for (i, id) in block_ids.enumerate() {
         if i > 0 {
             json.push(',');
         }
-        push_json_str(&mut json, id);
+        json.push('"');
+        json.push_str(id.as_str()); // hex digits: nothing to escape
+        json.push('"');
     }
-    json.push_str("],");
-    push_json_str(&mut json, id_policy);
-    json.push(']');
-    digest32(&json)
+    json.push_str("],\"");
+    push_json_str_inner(json, policy_hash);
+    if let Some(at) = slice_start {
+        let _ = write!(json, "#c{at}");
+    }
+    json.push_str("\"]");
+    digest32(json)
 }

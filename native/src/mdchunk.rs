@@ -10,7 +10,7 @@
 
 use crate::columns::Columns;
 use crate::embed::{kept_headings, py_norm};
-use crate::ids::{chunk_id, BlockIds};
+use crate::ids::{chunk_id, BlockIds, Id};
 use crate::markdown;
 use crate::media::{media_ref, Media};
 use crate::split::{self, Bytes3, Chars};
@@ -36,7 +36,7 @@ pub struct Block {
     pub bytes: (usize, usize),
     /// Index into `Parsed::paths`.
     pub path: usize,
-    pub id: String,
+    pub id: Id,
     /// An image or audio reference: its text and captions as a chunk of its own.
     pub media: Option<Media>,
 }
@@ -329,6 +329,8 @@ struct Run<'a, 'c> {
     style: Option<&'static str>,
     sink: Sink<'c>,
     rows: usize,
+    /// Scratch for the chunk id recipes.
+    json: String,
     line_ends: Vec<Option<Vec<usize>>>,
 }
 
@@ -653,18 +655,18 @@ impl Run<'_, '_> {
                 return Err(Decline); // the line would be cut, with a warning
             }
         }
-        let ids: Vec<&str> = block_ids
-            .iter()
-            .map(|&i| self.parsed.blocks[i].id.as_str())
-            .collect();
-        let id_policy = match slice_start {
-            Some(at) => format!("{}#c{at}", set.policy_hash),
-            None => set.policy_hash.to_owned(),
-        };
-        let chunk = chunk_id(set.doc_id, set.label, &ids, &id_policy);
+        let blocks = &self.parsed.blocks;
+        let chunk = chunk_id(
+            &mut self.json,
+            set.doc_id,
+            set.label,
+            block_ids.iter().map(|&i| &blocks[i].id),
+            set.policy_hash,
+            slice_start,
+        );
         let row = Row {
             position: self.rows,
-            chunk_id: &chunk,
+            chunk_id: chunk.as_str(),
             text,
             heading_path: headings,
             embed_headings: kept_headings(headings, text, set.leading),
@@ -697,6 +699,7 @@ pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<u
         style: newline_style(src, &parsed.blocks),
         sink,
         rows: 0,
+        json: String::new(),
         line_ends: vec![None; parsed.blocks.len()],
     };
     run.run()?;
