@@ -19,7 +19,6 @@ of ``limits`` holds per document on both paths.
 from __future__ import annotations
 
 import codecs
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,6 @@ from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chun
 from kebab_chunk.chunkers.rules import MdHeadingRules
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import ChunkPolicy
-from kebab_chunk.model.ids import content_hash, doc_id
 from kebab_chunk.output.schema import CHUNK_SCHEMA, SPAN_TYPE, chunk_to_row
 from kebab_chunk.parsers._front_matter import front_matter_end
 from kebab_chunk.parsers._source import newline_view
@@ -131,6 +129,11 @@ def _fast_input(
         return None
     if raw.startswith(_WIDE_BOMS) or b"\x00" in raw[:_SNIFF_BYTES]:
         return None
+    if not source_uri.isascii():
+        try:
+            source_uri.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: its id takes the general recipe
+            return None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -166,11 +169,7 @@ def _core_tables(
         rules = label(name).rules_as(MdHeadingRules)
         batch = [items[i] for i in indexes]
         found = compiled.chunk_markdown(
-            [
-                (f.text, f.body_start, doc_id(f.source_uri), f.source_uri, content_hash(f.raw))
-                for f in batch
-                if f is not None
-            ],
+            [(f.text, f.body_start, f.source_uri, f.raw) for f in batch if f is not None],
             name,
             policy.policy_hash,
             budget,
@@ -187,7 +186,7 @@ def _core_tables(
                     f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
                     f"{limits.time_budget_s}; split the file or raise the budget."
                 )
-        whole = _rows_table(found, name, policy)
+        whole = _rows_table(compiled, found, name, policy)
         start = 0
         for i, rows in zip(indexes, found["doc_rows"], strict=True):
             if rows < 0:
@@ -198,13 +197,19 @@ def _core_tables(
     return [tables[i] for i in range(len(items))]
 
 
-def _rows_table(found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:
+def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:
     """The rows of one core call as a CHUNK_SCHEMA table, from the buffers it returned."""
     count = len(found["position"]) // 8
     flat = len(found["line_start"]) // 8  # int64 values: one per span
 
     def ints(column: str, length: int = count) -> pa.Array:
         return pa.Array.from_buffers(pa.int64(), length, [None, pa.py_buffer(found[column])])
+
+    def repeated(value: str, length: int = count) -> pa.Array:
+        offsets, data = compiled.repeat_string(value, length)
+        return pa.Array.from_buffers(
+            pa.string(), length, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
 
     def strings(column: str) -> pa.Array:
         offsets, data = found[column]
@@ -224,7 +229,7 @@ def _rows_table(found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Tab
 
     span_items = pa.StructArray.from_arrays(
         [
-            _repeated("lines", flat),
+            repeated("lines", flat),
             ints("line_start", flat),
             ints("line_end", flat),
             pa.nulls(flat, pa.int64()),
@@ -238,9 +243,9 @@ def _rows_table(found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Tab
         strings("chunk_id"),
         strings("doc_id"),
         strings("source_uri"),
-        _repeated(name, count),
-        _repeated(policy.policy_hash, count),
-        _repeated(_PARSER, count),
+        repeated(name),
+        repeated(policy.policy_hash),
+        repeated(_PARSER),
         ints("position"),
         strings("text"),
         string_lists("heading_path"),
@@ -258,15 +263,3 @@ def _rows_table(found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Tab
         ints("embed_tokens"),
     ]
     return pa.Table.from_arrays(columns, schema=CHUNK_SCHEMA)
-
-
-def _repeated(value: str, count: int) -> pa.Array:
-    """``value`` ``count`` times as a string array, built from its buffers."""
-    data = value.encode("utf-8")
-    if data:
-        offsets = array("i", range(0, len(data) * count + 1, len(data)))
-    else:
-        offsets = array("i", bytes(4 * (count + 1)))
-    return pa.Array.from_buffers(
-        pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data * count)]
-    )

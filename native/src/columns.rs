@@ -58,6 +58,20 @@ fn buffer(py: Python<'_>, data: Vec<u8>) -> PyResult<Bound<'_, Buffer>> {
     Bound::new(py, Buffer { data })
 }
 
+/// `value` `count` times as a string column's `(offsets, data)` buffers.
+pub fn repeated<'py>(
+    py: Python<'py>,
+    value: &str,
+    count: usize,
+) -> PyResult<(Bound<'py, Buffer>, Bound<'py, Buffer>)> {
+    let width = i32::try_from(value.len()).expect("a short value");
+    let offsets: Vec<i32> = (0..=count as i32).map(|i| i * width).collect();
+    Ok((
+        buffer(py, le_i32(&offsets))?,
+        buffer(py, value.repeat(count).into_bytes())?,
+    ))
+}
+
 /// A `string` column: offsets and UTF-8 data.
 struct Strings {
     offsets: Vec<i32>,

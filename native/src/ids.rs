@@ -184,3 +184,16 @@ pub fn chunk_id<'i>(
     json.push_str("\"]");
     digest32(json)
 }
+
+/// `ids.doc_id(source_uri)`: `h(["doc", source_uri])[:32]`.
+pub fn doc_id(source_uri: &str) -> Id {
+    let mut json = String::from("[\"doc\",");
+    push_json_str(&mut json, source_uri);
+    json.push(']');
+    digest32(&json)
+}
+
+/// `ids.content_hash(raw)`: the blake3 hex digest of the raw bytes.
+pub fn content_hash(raw: &[u8]) -> String {
+    blake3::hash(raw).to_hex().as_str().to_owned()
+}

@@ -10,7 +10,7 @@ compile_error!("the core hands Arrow little-endian buffers; build it on a little
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 use pyo3::IntoPyObjectExt;
 
 mod columns;
@@ -122,8 +122,8 @@ fn scan_markdown<'py>(
 }
 
 /// One document for `chunk_markdown`: decoded text, where its body starts (after any
-/// front matter), its doc id, source URI and content hash.
-type Document<'py> = (Bound<'py, PyString>, usize, String, String, String);
+/// front matter), its source URI and its raw bytes (for the content hash).
+type Document<'py> = (Bound<'py, PyString>, usize, String, Bound<'py, PyBytes>);
 
 /// Decoded Markdown documents to chunk rows (md-pyromark-v1 blocks, then an md-heading
 /// engine label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs`
@@ -162,7 +162,11 @@ fn chunk_markdown<'py>(
     let mut cols = columns::Columns::default();
     cols.reserve(documents.iter().map(|d| d.0.len().unwrap_or(0)).sum());
     let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
-    for (text, body_start, doc_id, source_uri, content_hash) in &documents {
+    for (text, body_start, source_uri, raw) in &documents {
+        let doc_id = ids::doc_id(source_uri);
+        let doc_id = doc_id.as_str();
+        let content_hash = ids::content_hash(raw.as_bytes());
+        let content_hash = content_hash.as_str();
         let started = std::time::Instant::now();
         let Ok(s) = text.to_str() else {
             doc_rows.push(-1i64);
@@ -223,6 +227,16 @@ fn embed_text(headings: Vec<String>, captions: Vec<String>, text: &str, leading:
     embed::embed_text(&headings, &captions, text, leading)
 }
 
+/// `value` `count` times as an Arrow string column: `(offsets, data)`.
+#[pyfunction]
+fn repeat_string<'py>(
+    py: Python<'py>,
+    value: &str,
+    count: usize,
+) -> PyResult<(Bound<'py, columns::Buffer>, Bound<'py, columns::Buffer>)> {
+    columns::repeated(py, value, count)
+}
+
 /// Every code point the core reads as whitespace (for the test that it is Python's set).
 #[pyfunction]
 fn whitespace() -> Vec<u32> {
@@ -259,6 +273,7 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<columns::Buffer>()?;
     m.add_function(wrap_pyfunction!(whitespace, m)?)?;
     m.add_function(wrap_pyfunction!(embed_text, m)?)?;
+    m.add_function(wrap_pyfunction!(repeat_string, m)?)?;
     m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
     Ok(())
 }
