@@ -192,13 +192,11 @@ impl Columns {
             .iter()
             .chain(row.captions);
         let start = self.embed_text.data.len();
-        let mut parts = 0;
-        for line in lines {
-            if parts > 0 {
+        for (i, line) in lines.enumerate() {
+            if i > 0 {
                 self.embed_text.data.push(b'\n');
             }
             self.embed_text.data.extend_from_slice(line.as_bytes());
-            parts += 1;
         }
         if self.embed_text.data.len() > start {
             self.embed_text.data.push(b'\n');

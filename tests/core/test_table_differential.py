@@ -168,7 +168,16 @@ def test_a_heading_line_md_heading_v3_cuts_is_left_to_python(compiled: ModuleTyp
     text = "# " + "long heading words " * 20 + "\n\nBody text.\n"
     policy = ChunkPolicy(target_tokens=40, overlap_tokens=0)
     found = compiled.chunk_markdown(
-        [(text, 0, "u", text.encode())], "md-heading-v3", "p", 40, 0, True, "bytes-3", True, True, 1000
+        [(text, 0, "u", text.encode())],
+        "md-heading-v3",
+        "p",
+        40,
+        0,
+        True,
+        "bytes-3",
+        True,
+        True,
+        1000,
     )
     assert found["doc_rows"] == [-1]
     fast, slow = _both(text.encode(), "file:///long.md", "md-heading-v3", policy)
