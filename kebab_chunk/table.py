@@ -82,21 +82,23 @@ def chunk_tables(
     :func:`chunk_table` for the defaults)."""
     policy = policy or ChunkPolicy()
     docs = list(documents)
-    fast: list[_Fast | None] = [
-        _fast_input(raw, uri, label_name, policy, media_type) for raw, uri in docs
-    ]
-    compiled = core() if any(fast) else None
-    results: list[pa.Table | None] = [None] * len(docs)
-    taken = [i for i, item in enumerate(fast) if item is not None and compiled is not None]
-    if taken:
-        for index, table in zip(
-            taken, _core_tables(compiled, [fast[i] for i in taken], policy, limits), strict=True
-        ):
-            results[index] = table
+    fast = [_fast_input(raw, uri, label_name, policy, media_type) for raw, uri in docs]
+    taken = [(i, item) for i, item in enumerate(fast) if item is not None]
+    compiled = core() if taken else None
+    parts: list[pa.Table | None] = [None] * len(docs)
+    if compiled is not None:
+        whole, counts = _core_rows(compiled, [item for _, item in taken], policy, limits)
+        if len(taken) == len(docs) and min(counts, default=0) >= 0:
+            return whole  # every document by the core: its rows are already in order
+        start = 0
+        for (index, _), count in zip(taken, counts, strict=True):
+            if count >= 0:
+                parts[index] = whole.slice(start, count)
+                start += count
     for index, (raw, uri) in enumerate(docs):
-        if results[index] is None:
-            results[index] = _python_table(raw, uri, label_name, policy, media_type, limits)
-    tables = [table for table in results if table is not None]
+        if parts[index] is None:
+            parts[index] = _python_table(raw, uri, label_name, policy, media_type, limits)
+    tables = [table for table in parts if table is not None]
     return pa.concat_tables(tables) if tables else CHUNK_SCHEMA.empty_table()
 
 
@@ -155,46 +157,33 @@ def _python_table(
     return pa.Table.from_pylist(rows, schema=CHUNK_SCHEMA)
 
 
-def _core_tables(
-    compiled: Any, items: Sequence[_Fast | None], policy: ChunkPolicy, limits: ParseLimits
-) -> list[pa.Table | None]:
-    """Per item, its rows by the compiled core, or None where the core declined it."""
-    by_label: dict[str, list[int]] = {}
-    for i, item in enumerate(items):
-        assert item is not None
-        by_label.setdefault(item.label, []).append(i)
-    tables: dict[int, pa.Table | None] = {}
+def _core_rows(
+    compiled: Any, items: Sequence[_Fast], policy: ChunkPolicy, limits: ParseLimits
+) -> tuple[pa.Table, list[int]]:
+    """The rows of ``items`` by the compiled core (all of one label: the caller's, else
+    Markdown's default), and each item's row count, -1 where the core declined it."""
+    name = items[0].label
+    rules = label(name).rules_as(MdHeadingRules)
     budget = budget_of(policy, get_tokenizer(policy.tokenizer))
-    for name, indexes in by_label.items():
-        rules = label(name).rules_as(MdHeadingRules)
-        batch = [items[i] for i in indexes]
-        found = compiled.chunk_markdown(
-            [(f.text, f.body_start, f.source_uri, f.raw) for f in batch if f is not None],
-            name,
-            policy.policy_hash,
-            budget,
-            min(policy.overlap_tokens, max(0, budget - 1)),
-            policy.merge_peers,
-            policy.tokenizer,
-            rules.bound_context_lines,
-            rules.embed_headings == "leading",
-            limits.max_blocks,
-        )
-        for f, seconds in zip(batch, found["seconds"], strict=True):
-            if f is not None and seconds > limits.time_budget_s:
-                raise LimitExceededError(
-                    f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
-                    f"{limits.time_budget_s}; split the file or raise the budget."
-                )
-        whole = _rows_table(compiled, found, name, policy)
-        start = 0
-        for i, rows in zip(indexes, found["doc_rows"], strict=True):
-            if rows < 0:
-                tables[i] = None
-                continue
-            tables[i] = whole.slice(start, rows)
-            start += rows
-    return [tables[i] for i in range(len(items))]
+    found = compiled.chunk_markdown(
+        [(f.text, f.body_start, f.source_uri, f.raw) for f in items],
+        name,
+        policy.policy_hash,
+        budget,
+        min(policy.overlap_tokens, max(0, budget - 1)),
+        policy.merge_peers,
+        policy.tokenizer,
+        rules.bound_context_lines,
+        rules.embed_headings == "leading",
+        limits.max_blocks,
+    )
+    for f, seconds in zip(items, found["seconds"], strict=True):
+        if seconds > limits.time_budget_s:
+            raise LimitExceededError(
+                f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
+                f"{limits.time_budget_s}; split the file or raise the budget."
+            )
+    return _rows_table(compiled, found, name, policy), list(found["doc_rows"])
 
 
 def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:

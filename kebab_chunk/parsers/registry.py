@@ -247,6 +247,10 @@ def is_supported(media_type: str | None) -> bool:
     return media_type is not None and media_type in _REGISTRY
 
 
+#: The suffixes of more than one dot (".docling.json"), checked before the last extension.
+_MULTI_DOT = tuple((s, m) for s, m in _EXTENSIONS.items() if s.count(".") > 1)
+
+
 def detect_media_type(
     path: str, head: bytes = b"", extensions: Iterable[tuple[str, str]] = ()
 ) -> str | None:
@@ -264,8 +268,8 @@ def detect_media_type(
     for suffix, media_type in sorted(extensions, key=lambda e: -len(e[0])):
         if lowered.endswith(suffix):
             return media_type
-    for suffix, media_type in _EXTENSIONS.items():  # multi-dot suffixes (".docling.json")
-        if suffix.count(".") > 1 and lowered.endswith(suffix):
+    for suffix, media_type in _MULTI_DOT:
+        if lowered.endswith(suffix):
             return media_type
     ext = posixpath.splitext(lowered)[1]
     return _EXTENSIONS.get(ext)
