@@ -86,7 +86,9 @@ def _markdown_name(name: str) -> str:
     return "file:///" + (name if name.endswith(".md") else name + ".md")
 
 
-def _on_text(make: Callable[[], Callable[[str], Sequence[Any]]]) -> Callable[[corpora.Corpus], Work]:
+def _on_text(
+    make: Callable[[], Callable[[str], Sequence[Any]]],
+) -> Callable[[corpora.Corpus], Work]:
     def build(corpus: corpora.Corpus) -> Work:
         texts = [d.text for d in corpus.documents]  # decoded before the clock
 
@@ -108,7 +110,7 @@ def _langchain() -> Callable[[str], Sequence[Any]]:
     levels = [("#" * n, f"h{n}") for n in range(1, 7)]
     headers = MarkdownHeaderTextSplitter(levels, strip_headers=False)
     recursive = RecursiveCharacterTextSplitter(chunk_size=CHARS, chunk_overlap=0)
-    return lambda text: recursive.split_documents(headers.split_text(text))  # type: ignore[arg-type]
+    return lambda text: recursive.split_documents(headers.split_text(text))
 
 
 def _semchunk() -> Callable[[str], Sequence[Any]]:
@@ -117,22 +119,22 @@ def _semchunk() -> Callable[[str], Sequence[Any]]:
     memo = getattr(getattr(semchunk, "semchunk", None), "_memoized_token_counters", None)
     if isinstance(memo, dict):
         memo.clear()  # its token-count memo is process-global: start each run cold
-    chunker = semchunk.chunkerify(len, CHARS)
-    return lambda text: chunker(text)  # type: ignore[no-any-return]
+    chunker = semchunk.chunkerify(len, CHARS)  # type: ignore[attr-defined]
+    return lambda text: chunker(text)
 
 
 def _chonkie() -> Callable[[str], Sequence[Any]]:
     from chonkie import RecursiveChunker
 
     chunker = RecursiveChunker(tokenizer="character", chunk_size=CHARS)
-    return lambda text: chunker.chunk(text)  # type: ignore[no-any-return]
+    return lambda text: chunker.chunk(text)
 
 
 def _semantic_text_splitter() -> Callable[[str], Sequence[Any]]:
     from semantic_text_splitter import MarkdownSplitter
 
     splitter = MarkdownSplitter(CHARS)
-    return lambda text: splitter.chunks(text)  # type: ignore[no-any-return]
+    return lambda text: splitter.chunks(text)
 
 
 #: name -> (builder, the module it needs, or None)
@@ -213,7 +215,7 @@ def markdown_corpora(quick: bool) -> list[corpora.Corpus]:
 
 
 def verdict(per_corpus: dict[str, dict[str, Any]]) -> str:
-    """"met" when ours with the core is at least semantic-text-splitter's speed on every
+    """ "met" when ours with the core is at least semantic-text-splitter's speed on every
     corpus measured, else which corpora fall short (or why it could not be judged)."""
     short, judged = [], 0
     for name, race_figures in per_corpus.items():
