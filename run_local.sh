@@ -37,6 +37,9 @@ build_core() {
   if [ "${KEBAB_CORE:-auto}" = python ]; then
     return
   fi
+  if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"  # rustup's place, when the shell did not add it
+  fi
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo not found: running without the compiled core (same records, slower)" >&2
     return

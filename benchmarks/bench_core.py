@@ -30,6 +30,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from benchmarks import corpora
@@ -248,4 +249,42 @@ def run(quick: bool) -> dict[str, Any]:
             entry["race"] = races[corpus.name] = race(corpus, 1 if quick else ROUNDS)
         figures["corpora"][corpus.name] = entry
     figures["md-heading-v2 with the core >= 1.0x semantic-text-splitter"] = verdict(races)
+    if not quick:
+        RESULTS.write_text(report(figures), encoding="utf-8")
     return figures
+
+
+RESULTS = Path(__file__).resolve().parent / "results" / "core.md"
+
+
+def report(figures: dict[str, Any]) -> str:
+    """The run as a Markdown page: one table per corpus, then the verdict."""
+    lines = [
+        "## Compiled core against the peers (Markdown to chunk records)",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d', time.gmtime())}; {figures['clock']}; "
+        f"{figures['settings']}. Ratios are against semantic-text-splitter in the same run.",
+        "",
+    ]
+    for name, entry in figures["corpora"].items():
+        summary = entry["corpus"]
+        if "race" not in entry:
+            lines += [f"### {name}: not measured ({summary.get('absent', 'no documents')})", ""]
+            continue
+        lines += [
+            f"### {name}: {summary['documents']} documents, {summary['MB']:.2f} MB",
+            "",
+            f"| contender | MB/s (CPU) | vs {STS} | chunks |",
+            "|---|---|---|---|",
+        ]
+        for contender, row in entry["race"].items():
+            if "not run" in row:
+                lines.append(f"| {contender} | not run: {row['not run']} | | |")
+                continue
+            ratio = row.get(f"vs {STS}")
+            shown = f"{ratio:.2f}x" if ratio is not None else ""
+            lines.append(f"| {contender} | {row['MB/s (cpu)']:.1f} | {shown} | {row['chunks']} |")
+        lines.append("")
+    verdict_key = "md-heading-v2 with the core >= 1.0x semantic-text-splitter"
+    lines += [f"**{verdict_key}:** {figures[verdict_key]}", ""]
+    return "\n".join(lines)
