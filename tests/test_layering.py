@@ -37,6 +37,20 @@ FORBIDDEN = {
     "integrations": ("kebab_chunk.cli",),
     # Retrieval evaluation is a library: no runner, no command code.
     "eval": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli"),
+    # Whether the compiled core is used: below every package that asks.
+    "_core.py": (
+        "apache_beam",
+        *(
+            f"kebab_chunk.{name}"
+            for name in ("model", "tokenizers", "parsers", "chunkers", "output", "runtime")
+        ),
+        *(
+            f"kebab_chunk.{name}"
+            for name in ("beam", "report", "eval", "sync", "integrations", "table", "pipeline")
+        ),
+    ),
+    # Chunk rows in bulk: a library function, no runner.
+    "table.py": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli", "kebab_chunk.report"),
     # Syncing a finished output into a vector store is a library too.
     "sync": ("kebab_chunk.beam", "apache_beam", "kebab_chunk.cli"),
 }
