@@ -3,6 +3,7 @@ shared by several test packages."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -29,6 +30,20 @@ settings.load_profile(os.environ.get("KEBAB_HYPOTHESIS_PROFILE", "ci"))
 os.environ["KEBAB_CHUNK_CACHE_DIR"] = tempfile.mkdtemp(prefix="kebab-test-embeddings-")
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: The paths a test taking ``core_mode`` runs on: the compiled core's and the pure-Python
+#: one when the core is installed (docs/guide/core.md), else the Python path alone.
+CORE_MODES = ("auto", "python") if importlib.util.find_spec("kebab_chunk_core") else ("python",)
+
+
+@pytest.fixture(params=CORE_MODES)
+def core_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs the test once per path (``KEBAB_CORE`` set for it): goldens pinned on both."""
+    mode: str = request.param
+    monkeypatch.setenv("KEBAB_CORE", mode)
+    return mode
+
+
 #: What the project needs to build and install; copied so pip writes nothing into the tree.
 PROJECT_FILES = ("pyproject.toml", "README.md", "kebab_chunk", "pipelines")
 
@@ -73,8 +88,15 @@ def fresh_install(root: Path, extras: str) -> Path:
     python = root / "venv" / "bin" / "python"
     subprocess.run(
         [
-            str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "-c", str(REPO / "constraints.txt"), f"{source}[{extras}]" if extras else str(source),
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-c",
+            str(REPO / "constraints.txt"),
+            f"{source}[{extras}]" if extras else str(source),
         ],
         check=True,
         timeout=600,

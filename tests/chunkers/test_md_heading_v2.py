@@ -349,7 +349,7 @@ def _markdown_fixtures() -> list[Path]:
 @pytest.mark.parametrize(
     "path", _markdown_fixtures(), ids=lambda p: p.relative_to(FIXTURES).as_posix()
 )
-def test_golden_snapshot(path: Path, policy_name: str) -> None:
+def test_golden_snapshot(path: Path, policy_name: str, core_mode: str) -> None:
     policy = GOLDEN_POLICIES[policy_name]
     raw = path.read_bytes()
     uri = path.relative_to(FIXTURES).as_posix()
@@ -387,7 +387,7 @@ def long_heading_doc() -> CanonicalDocument:
     return get_parser_by_version("md-mistune-v1").parse(LONG_HEADING, "long-heading.md")
 
 
-def test_golden_long_heading() -> None:
+def test_golden_long_heading(core_mode: str) -> None:
     chunker = MdHeadingChunker(label("md-heading-v2"))
     chunks = chunker.chunk(long_heading_doc(), GOLDEN_POLICIES["t120-o24"])
     assert len(chunks) > 1 and len(chunks[0].heading_path[0]) > 180

@@ -303,7 +303,7 @@ GOLDEN_POLICIES = {name: POLICIES[name] for name in ("t512-o64", "t120-o24")}
     [p for p in _fixtures() if p.suffix == ".md"],
     ids=lambda p: p.relative_to(FIXTURES).as_posix(),
 )
-def test_golden_snapshot(path: Path, policy_name: str) -> None:
+def test_golden_snapshot(path: Path, policy_name: str, core_mode: str) -> None:
     """The records with ``embed_text`` and ``embed_tokens`` (what this label changes)."""
     policy = GOLDEN_POLICIES[policy_name]
     uri = path.relative_to(FIXTURES).as_posix()
@@ -317,7 +317,7 @@ def test_golden_snapshot(path: Path, policy_name: str) -> None:
     )
 
 
-def test_golden_long_heading() -> None:
+def test_golden_long_heading(core_mode: str) -> None:
     """A heading line over the bound: recorded cut on every chunk (the text keeps it)."""
     policy = GOLDEN_POLICIES["t120-o24"]
     records = _records(V3, long_heading_doc(), policy)
