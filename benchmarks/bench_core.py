@@ -26,15 +26,15 @@ on every corpus.
 from __future__ import annotations
 
 import importlib.util
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks import corpora
+from benchmarks.bench_peers import _chonkie, _langchain, _semantic_text_splitter, _semchunk
 from kebab_chunk import _core
+from kebab_chunk._core import using
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.table import chunk_tables
 
@@ -51,19 +51,6 @@ STS = "semantic-text-splitter Markdown"
 Work = Callable[[], int]  # one run over the corpus; returns the number of chunks
 
 
-@contextmanager
-def _core_mode(mode: str) -> Iterator[None]:
-    saved = os.environ.get("KEBAB_CORE")
-    os.environ["KEBAB_CORE"] = mode
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["KEBAB_CORE"]
-        else:
-            os.environ["KEBAB_CORE"] = saved
-
-
 def _ours(label: str, overlap: int, mode: str) -> Callable[[corpora.Corpus], Work]:
     policy = ChunkPolicy(target_tokens=PROXY_TOKENS, overlap_tokens=overlap)
 
@@ -72,7 +59,7 @@ def _ours(label: str, overlap: int, mode: str) -> Callable[[corpora.Corpus], Wor
 
         def work() -> int:
             rows = 0
-            with _core_mode(mode):
+            with using(mode):
                 for i in range(0, len(docs), BATCH):
                     rows += chunk_tables(docs[i : i + BATCH], label, policy).num_rows
             return rows
@@ -100,42 +87,6 @@ def _on_text(
         return work
 
     return build
-
-
-def _langchain() -> Callable[[str], Sequence[Any]]:
-    from langchain_text_splitters import (
-        MarkdownHeaderTextSplitter,
-        RecursiveCharacterTextSplitter,
-    )
-
-    levels = [("#" * n, f"h{n}") for n in range(1, 7)]
-    headers = MarkdownHeaderTextSplitter(levels, strip_headers=False)
-    recursive = RecursiveCharacterTextSplitter(chunk_size=CHARS, chunk_overlap=0)
-    return lambda text: recursive.split_documents(headers.split_text(text))
-
-
-def _semchunk() -> Callable[[str], Sequence[Any]]:
-    import semchunk
-
-    memo = getattr(getattr(semchunk, "semchunk", None), "_memoized_token_counters", None)
-    if isinstance(memo, dict):
-        memo.clear()  # its token-count memo is process-global: start each run cold
-    chunker = semchunk.chunkerify(len, CHARS)  # type: ignore[attr-defined]
-    return lambda text: chunker(text)
-
-
-def _chonkie() -> Callable[[str], Sequence[Any]]:
-    from chonkie import RecursiveChunker
-
-    chunker = RecursiveChunker(tokenizer="character", chunk_size=CHARS)
-    return lambda text: chunker.chunk(text)
-
-
-def _semantic_text_splitter() -> Callable[[str], Sequence[Any]]:
-    from semantic_text_splitter import MarkdownSplitter
-
-    splitter = MarkdownSplitter(CHARS)
-    return lambda text: splitter.chunks(text)
 
 
 #: name -> (builder, the module it needs, or None)

@@ -16,11 +16,13 @@ record never depends on whether the core is installed; only speed does.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 from kebab_chunk.errors import ConfigurationError, MissingDependencyError
 
-__all__ = ["core", "installed"]
+__all__ = ["core", "installed", "using"]
 
 _MODES = ("auto", "python", "native")
 _loaded: ModuleType | None = None
@@ -57,3 +59,18 @@ def core() -> ModuleType | None:
             "build it with `pip install ./native` (needs Rust) or unset KEBAB_CORE."
         )
     return module
+
+
+@contextmanager
+def using(mode: str) -> Iterator[None]:
+    """Run the block with ``KEBAB_CORE=mode`` (the process environment: not for threads
+    that chunk meanwhile); the differential tests and the benchmarks compare the paths so."""
+    saved = os.environ.get("KEBAB_CORE")
+    os.environ["KEBAB_CORE"] = mode
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["KEBAB_CORE"]
+        else:
+            os.environ["KEBAB_CORE"] = saved

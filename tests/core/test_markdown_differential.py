@@ -15,11 +15,8 @@ Python scan, record for record, and then as whole parsed documents, on:
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk._core import using
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.parsers import md_pyromark_v1
 from kebab_chunk.parsers._assemble import Assembler
@@ -38,19 +36,6 @@ from kebab_chunk.parsers.registry import get_parser_by_version
 
 NATIVE = Path(__file__).resolve().parents[2] / "native"
 _ORIGINAL = re.compile(r'let original = r##"(.*?)"##;', re.DOTALL)
-
-
-@contextmanager
-def _python_path() -> Iterator[None]:
-    saved = os.environ.get("KEBAB_CORE")
-    os.environ["KEBAB_CORE"] = "python"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["KEBAB_CORE"]
-        else:
-            os.environ["KEBAB_CORE"] = saved
 
 
 @cache
@@ -79,7 +64,7 @@ def _assembler(limits: ParseLimits | None = None) -> Assembler:
 
 
 def _python_scan(body: str, limits: ParseLimits | None = None) -> Any:
-    with _python_path():
+    with using("python"):
         return md_pyromark_v1._scan(body, _assembler(limits))
 
 
@@ -124,7 +109,7 @@ def test_real_documents_parse_to_the_same_documents(compiled: ModuleType) -> Non
     for index, raw in enumerate(docs):
         uri = f"file:///doc{index}.md"
         fast = _parsed(raw, uri)
-        with _python_path():
+        with using("python"):
             assert fast == _parsed(raw, uri), uri
 
 
@@ -132,7 +117,7 @@ def test_suite_inputs_parse_to_the_same_documents(compiled: ModuleType) -> None:
     for index, text in enumerate(suite_inputs()):
         raw = text.encode("utf-8")
         fast = _parsed(raw, f"file:///s{index}.md")
-        with _python_path():
+        with using("python"):
             assert fast == _parsed(raw, f"file:///s{index}.md"), text
 
 
@@ -171,7 +156,7 @@ def test_generated_markdown_scans_and_parses_the_same(compiled: ModuleType, text
     assert _core_scan(compiled, body) == _python_scan(body)
     raw = text.encode("utf-8")
     fast = _parsed(raw, "file:///g.md")
-    with _python_path():
+    with using("python"):
         assert fast == _parsed(raw, "file:///g.md")
 
 

@@ -12,9 +12,7 @@ engine and compared record for record.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 from typing import TypeVar
@@ -25,8 +23,10 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk import _core
+from kebab_chunk._core import using
 from kebab_chunk.chunkers import _separators
 from kebab_chunk.chunkers._md_heading import split_run
+from kebab_chunk.chunkers.embedding import HeadingRule
 from kebab_chunk.chunkers.registry import LABELS, get_chunker
 from kebab_chunk.errors import ConfigurationError, MissingDependencyError
 from kebab_chunk.model import CanonicalDocument, ChunkPolicy
@@ -71,21 +71,8 @@ ENGINE_LABELS = tuple(
 )
 
 
-@contextmanager
-def _python_path() -> Iterator[None]:
-    saved = os.environ.get("KEBAB_CORE")
-    os.environ["KEBAB_CORE"] = "python"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["KEBAB_CORE"]
-        else:
-            os.environ["KEBAB_CORE"] = saved
-
-
 def _reference(make: Callable[[], T]) -> T:
-    with _python_path():
+    with using("python"):
         return make()
 
 
@@ -310,24 +297,10 @@ _EMBED_TEXT = st.lists(_LINE_PARTS, max_size=30).map("".join)
 def test_embed_text_is_pythons(
     compiled: ModuleType, headings: list[str], captions: list[str], text: str, leading: bool
 ) -> None:
-    from kebab_chunk.chunkers.embedding import embed_text
-    from kebab_chunk.model import Chunk, LineSpan
+    from kebab_chunk.chunkers.contextualize import contextualize_parts
+    from kebab_chunk.chunkers.embedding import _unrepeated
 
-    chunk = Chunk(
-        chunk_id="c",
-        doc_id="d",
-        source_uri="u",
-        chunker_version="l",
-        policy_hash="p",
-        parser_version="v",
-        position=0,
-        text=text,
-        heading_path=tuple(headings),
-        captions=tuple(captions),
-        block_ids=("b",),
-        source_spans=(LineSpan(line_start=1, line_end=1, char_start=0, char_end=0),),
-        token_estimate=0,
-        content_hash="h",
-    )
-    rule = "leading" if leading else "first-line"
-    assert compiled.embed_text(headings, captions, text, leading) == embed_text(chunk, rule)
+    # embedding.embed_text(chunk, rule), on the chunk's parts
+    rule: HeadingRule = "leading" if leading else "first-line"
+    expected = contextualize_parts(_unrepeated(headings, text, rule), captions, text)
+    assert compiled.embed_text(headings, captions, text, leading) == expected

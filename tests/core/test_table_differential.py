@@ -12,9 +12,6 @@ thematic breaks and link definitions between blocks, non-ASCII text.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -25,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk._core import using
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.table import chunk_table, chunk_tables
 
@@ -37,22 +35,9 @@ POLICIES = (
 )
 
 
-@contextmanager
-def _python_path() -> Iterator[None]:
-    saved = os.environ.get("KEBAB_CORE")
-    os.environ["KEBAB_CORE"] = "python"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["KEBAB_CORE"]
-        else:
-            os.environ["KEBAB_CORE"] = saved
-
-
 def _both(raw: bytes, uri: str, label: str, policy: ChunkPolicy) -> tuple[pa.Table, pa.Table]:
     fast = chunk_table(raw, uri, label, policy)
-    with _python_path():
+    with using("python"):
         slow = chunk_table(raw, uri, label, policy)
     return fast, slow
 
@@ -114,7 +99,7 @@ def test_a_batch_is_the_documents_one_after_another(compiled: ModuleType) -> Non
     assert batch.equals(
         pa.concat_tables([chunk_table(r, u, "md-heading-v3", policy) for r, u in docs])
     )
-    with _python_path():
+    with using("python"):
         assert batch.equals(chunk_tables(docs, "md-heading-v3", policy))
 
 
