@@ -174,7 +174,7 @@ fn chunk_markdown<'py>(
             seconds.push(0.0);
             continue;
         };
-        if *body_start > s.chars().count() {
+        if *body_start > s.len() {
             return Err(PyValueError::new_err(
                 "body_start lies past the end of the text",
             ));

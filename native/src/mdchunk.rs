@@ -59,15 +59,9 @@ struct Lines<'v> {
 impl Lines<'_> {
     fn line_of(&mut self, pos: usize) -> usize {
         if pos >= self.at {
-            self.line += self.view[self.at..pos]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
+            self.line += memchr::memchr_iter(b'\n', &self.view[self.at..pos]).count();
         } else {
-            self.line -= self.view[pos..self.at]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
+            self.line -= memchr::memchr_iter(b'\n', &self.view[pos..self.at]).count();
         }
         self.at = pos;
         self.line
@@ -169,7 +163,12 @@ fn py_slice(t: &Text, a: i64, b: i64) -> String {
 /// The blocks of `src` (decoded text) from code point `body_start` on.
 pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Parsed {
     let bytes = s.as_bytes();
-    let view = newline_view(bytes);
+    // Text without a CR is its own newline view: no copy.
+    let view: std::borrow::Cow<[u8]> = if memchr::memchr(b'\r', bytes).is_some() {
+        std::borrow::Cow::Owned(newline_view(bytes))
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
     let mut chars = CharCounter::new(s);
     let body_b0 = chars.byte_of(body_start);
     let body = &s[body_b0..];
@@ -196,10 +195,7 @@ pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Par
     };
     for record in scan.records {
         let pos = body_b0 + record.start;
-        let line_start = view[..pos]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+        let line_start = memchr::memrchr(b'\n', &view[..pos]).map_or(0, |i| i + 1);
         let mut start = line_start;
         if line_start < pos && bytes[line_start..pos].iter().any(|&b| !is_blank(b)) {
             start = pos; // defensive: a block never starts mid-line at the top level
