@@ -1,9 +1,15 @@
 """kebab-chunk's optional compiled core: each function returns what the Python code it
-replaces returns (``kebab_chunk._core`` chooses whether it is used)."""
+replaces returns (``kebab_chunk._core`` chooses whether it is used; docs/guide/core.md)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 __version__: str
+
+class Buffer:
+    """Bytes the core made, lent through the buffer protocol (read-only, no copy)."""
+
+    def __len__(self) -> int: ...
 
 def split_run(
     text: str,
@@ -14,6 +20,31 @@ def split_run(
     counter: str | Callable[[str], int],
 ) -> list[tuple[int, int, int]] | None:
     """``_md_heading.split_run``'s pieces; None for text UTF-8 cannot hold."""
+
+def scan_markdown(body: str, max_blocks: int) -> tuple[list[Any], int, bool] | None:
+    """``md_pyromark_v1._scan``'s records and deepest nesting, and whether the block count
+    went over ``max_blocks``; None for text UTF-8 cannot hold."""
+
+def chunk_markdown(
+    documents: Sequence[tuple[str, int, str, bytes]],
+    label: str,
+    policy_hash: str,
+    budget: int,
+    overlap: int,
+    merge_peers: bool,
+    tokenizer: str,
+    bound_lines: bool,
+    leading: bool,
+    max_blocks: int,
+) -> dict[str, Any]:
+    """``(text, body_start, source_uri, raw)`` documents to chunk rows as Arrow buffers, with
+    ``doc_rows`` (-1: declined), ``deepest`` and ``seconds`` per document."""
+
+def embed_text(headings: list[str], captions: list[str], text: str, leading: bool) -> str:
+    """``chunkers.embedding.embed_text`` of a chunk's parts."""
+
+def repeat_string(value: str, count: int) -> tuple[Buffer, Buffer]:
+    """``value`` ``count`` times as an Arrow string column's ``(offsets, data)``."""
 
 def whitespace() -> list[int]:
     """Every code point read as whitespace (Python's ``str.isspace``)."""

@@ -2,8 +2,8 @@
 //!
 //! The Python implementation is the reference: every function here returns exactly what
 //! the Python code it replaces returns, which the differential tests in
-//! `tests/core/` check whenever the core is built. `kebab_chunk._core` decides at import
-//! whether this module is used.
+//! `tests/core/` check whenever the core is built. `kebab_chunk._core` decides at each
+//! call whether this module is used (docs/guide/core.md).
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the core hands Arrow little-endian buffers; build it on a little-endian machine");
