@@ -104,12 +104,12 @@ def chunk_tables(
 
 @dataclass(frozen=True, slots=True)
 class _Fast:
-    """A document the core may chunk: its decoded text and what the rows name."""
+    """A document the core may chunk: its bytes, where its body starts (code points into
+    the decoded text, after any front matter) and what the rows name."""
 
     raw: bytes
     source_uri: str
     label: str
-    text: str
     body_start: int
 
 
@@ -122,25 +122,31 @@ def _fast_input(
 ) -> _Fast | None:
     """What the core needs for ``raw``, or None when the Python path must read it: not
     Markdown by the default parser, a label outside the engine, a tokenizer the core does
-    not count, or bytes that are not plain UTF-8 (``decode_text`` warns or refuses)."""
+    not count, or bytes ``decode_text`` would not read as plain UTF-8 (it warns or
+    refuses; invalid UTF-8 past the front matter is the core's to decline)."""
     media = media_type or detect_media_type(source_uri, raw[:8])
     if media != _MARKDOWN or DEFAULT_PARSER_VERSIONS[_MARKDOWN] != _PARSER:
         return None
     name = label_name or DEFAULT_LABELS_BY_MEDIA_TYPE[_MARKDOWN][0]
     if label(name).engine != _ENGINE or policy.tokenizer not in _NATIVE_TOKENIZERS:
         return None
-    if raw.startswith(_WIDE_BOMS) or b"\x00" in raw[:_SNIFF_BYTES]:
+    if raw.startswith(_WIDE_BOMS) or raw.find(b"\x00", 0, _SNIFF_BYTES) != -1:
         return None
     if not source_uri.isascii():
         try:
             source_uri.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: its id takes the general recipe
             return None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
-    return _Fast(raw, source_uri, name, text, front_matter_end(text, newline_view(text)))
+    body_start = 0
+    # Front matter opens with "---" at the first byte (after a BOM); only then is the
+    # text decoded here. The core decodes the rest itself and declines invalid UTF-8.
+    if raw.startswith(b"---", 3 if raw.startswith(codecs.BOM_UTF8) else 0):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return None
+        body_start = front_matter_end(text, newline_view(text))
+    return _Fast(raw, source_uri, name, body_start)
 
 
 def _python_table(
@@ -166,7 +172,7 @@ def _core_rows(
     rules = label(name).rules_as(MdHeadingRules)
     budget = budget_of(policy, get_tokenizer(policy.tokenizer))
     found = compiled.chunk_markdown(
-        [(f.text, f.body_start, f.source_uri, f.raw) for f in items],
+        [(f.raw, f.body_start, f.source_uri) for f in items],
         name,
         policy.policy_hash,
         budget,

@@ -121,14 +121,14 @@ fn scan_markdown<'py>(
     Ok(Some((records, scan.deepest, scan.over_limit)))
 }
 
-/// One document for `chunk_markdown`: decoded text, where its body starts (after any
-/// front matter), its source URI and its raw bytes (for the content hash).
-type Document<'py> = (Bound<'py, PyString>, usize, String, Bound<'py, PyBytes>);
+/// One document for `chunk_markdown`: its raw bytes, where its body starts in the decoded
+/// text (code points after any front matter) and its source URI.
+type Document<'py> = (Bound<'py, PyBytes>, usize, String);
 
 /// Decoded Markdown documents to chunk rows (md-pyromark-v1 blocks, then an md-heading
 /// engine label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs`
 /// says which) for all rows of all documents taken, in order. `doc_rows` gives each
-/// document's row count, or -1 when it is declined (text UTF-8 cannot hold, over
+/// document's row count, or -1 when it is declined (bytes that are not UTF-8, over
 /// `max_blocks`, a heading line md-heading-v3 would cut): the caller takes the Python
 /// path for it. `deepest` and `seconds` give each document's nesting depth and time.
 #[pyfunction]
@@ -162,13 +162,19 @@ fn chunk_markdown<'py>(
     let mut cols = columns::Columns::default();
     cols.reserve(documents.iter().map(|d| d.0.len().unwrap_or(0)).sum());
     let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
-    for (text, body_start, source_uri, raw) in &documents {
+    for (raw, body_start, source_uri) in &documents {
         let doc_id = ids::doc_id(source_uri);
         let doc_id = doc_id.as_str();
         let content_hash = ids::content_hash(raw.as_bytes());
         let content_hash = content_hash.as_str();
         let started = std::time::Instant::now();
-        let Ok(s) = text.to_str() else {
+        // `raw.decode("utf-8-sig")` when the bytes are valid UTF-8; else the Python path
+        // decodes them (with replacement characters and a warning).
+        let bytes = raw.as_bytes();
+        let bytes = bytes
+            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+            .unwrap_or(bytes);
+        let Ok(s) = std::str::from_utf8(bytes) else {
             doc_rows.push(-1i64);
             deepest.push(0);
             seconds.push(0.0);

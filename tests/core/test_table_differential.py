@@ -94,6 +94,10 @@ def test_a_batch_is_the_documents_one_after_another(compiled: ModuleType) -> Non
     docs = [(raw, uri) for uri, raw in _documents()[:30]]
     docs.insert(5, ("# Not UTF-8 \xff\n".encode("latin-1"), "file:///latin.md"))
     docs.insert(9, (b"plain text file\n", "file:///notes.txt"))
+    docs.insert(12, (b"\xef\xbb\xbf# With a BOM\n\nText \xc3\xa9.\n", "file:///bom.md"))
+    docs.insert(14, (b"\xef\xbb\xbf---\ntitle: T\n---\n# Body\n\nText.\n", "file:///bom-front.md"))
+    docs.insert(16, (b"---\n- a list, not front matter\n---\n# Body\n", "file:///list-front.md"))
+    docs.insert(18, (b"# Broken \xe2\x82 UTF-8 past the start\n", "file:///broken.md"))
     policy = POLICIES[1]
     batch = chunk_tables(docs, "md-heading-v3", policy)
     assert batch.equals(
@@ -153,7 +157,7 @@ def test_a_heading_line_md_heading_v3_cuts_is_left_to_python(compiled: ModuleTyp
     text = "# " + "long heading words " * 20 + "\n\nBody text.\n"
     policy = ChunkPolicy(target_tokens=40, overlap_tokens=0)
     found = compiled.chunk_markdown(
-        [(text, 0, "u", text.encode())],
+        [(text.encode(), 0, "u")],
         "md-heading-v3",
         "p",
         40,
