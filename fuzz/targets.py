@@ -14,20 +14,28 @@ anything the contract does not allow:
 
 Hangs and memory blow-ups are crashes too; the engines (``python -m fuzz``) enforce a
 per-input time limit and a memory limit around :func:`check`.
+
+When the compiled core is installed, the target ``core-markdown`` is differential: the
+Markdown rows of :func:`~kebab_chunk.table.chunk_table` under the md-heading engine labels
+through the core must equal those of the Python path (or both must raise the same error
+type), and a panic in the core shows as its warning.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kebab_chunk._core import installed, using
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.model.spans import LineSpan
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.registry import detect_media_type, parse_document, parser_versions
+from kebab_chunk.table import chunk_table
 
 __all__ = ["POLICY", "Target", "check", "seed_files", "targets"]
 
@@ -38,6 +46,8 @@ POLICY = ChunkPolicy(target_tokens=16, overlap_tokens=4)
 _EXACT_TEXT = {"text/markdown", "text/plain"}
 #: Media references: their text is alt text or caption, not a source slice (documented).
 _MEDIA = ("image_ref", "audio_ref")
+#: The labels the core's differential target compares.
+_CORE_LABELS = ("md-heading-v2", "md-heading-v3")
 _URI_BY_MEDIA_TYPE = {
     "text/markdown": "fuzz.md",
     "text/plain": "fuzz.txt",
@@ -57,6 +67,8 @@ class Target:
     name: str
     version: str
     media_type: str
+    #: Compare the compiled core with the Python path instead of checking one parser.
+    differential: bool = False
 
     @property
     def uri(self) -> str:
@@ -70,6 +82,8 @@ def targets() -> dict[str, Target]:
         for media_type in media_types:
             name = version if len(media_types) == 1 else f"{version}-{media_type.split('/')[1]}"
             found[name] = Target(name, version, media_type)
+    if installed() is not None:
+        found["core-markdown"] = Target("core-markdown", "md-pyromark-v1", "text/markdown", True)
     return found
 
 
@@ -84,6 +98,9 @@ def seed_files(target: Target) -> Iterator[Path]:
 
 def check(target: Target, data: bytes) -> None:
     """Parse and chunk ``data``; raise (AssertionError or the escaping error) on a crash."""
+    if target.differential:
+        _check_core(target, data)
+        return
     try:
         doc = parse_document(data, target.uri, target.media_type, parser_version=target.version)
     except ParseError:
@@ -107,3 +124,35 @@ def check(target: Target, data: bytes) -> None:
         chunks = chunker.chunk(doc, POLICY)
         assert [c.position for c in chunks] == list(range(len(chunks))), label
         assert len({c.chunk_id for c in chunks}) == len(chunks), label
+
+
+def _check_core(target: Target, data: bytes) -> None:
+    """The core's rows equal the Python path's, or both paths fail alike; a panic in the
+    core (which the core turns into its warning, then the Python path) is a crash too."""
+    panics: list[str] = []
+
+    class _Panics(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            panics.append(record.getMessage())
+
+    handler = _Panics(logging.WARNING)
+    logger = logging.getLogger("kebab_chunk.table")
+    logger.addHandler(handler)
+    try:
+        for label in _CORE_LABELS:
+            got = _outcome(data, target, label, "native")
+            want = _outcome(data, target, label, "python")
+            assert got == want, (label, got if isinstance(got, str) else "rows differ")
+    finally:
+        logger.removeHandler(handler)
+    assert not panics, panics[0]
+
+
+def _outcome(data: bytes, target: Target, label: str, mode: str) -> object:
+    """The rows of ``data`` under ``label`` by one path, or the name of what it raised."""
+    with using(mode):
+        try:
+            table = chunk_table(data, target.uri, label, POLICY, media_type=target.media_type)
+        except Exception as error:  # compared between the paths
+            return type(error).__name__
+    return table.to_pylist()

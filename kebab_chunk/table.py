@@ -19,6 +19,7 @@ of ``limits`` holds per document on both paths.
 from __future__ import annotations
 
 import codecs
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,9 @@ _ENGINE = "kebab_chunk.chunkers._md_heading:MdHeadingChunker"
 #: Byte order marks of the encodings ``decode_text`` reads besides UTF-8.
 _WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _SNIFF_BYTES = 8192
+#: ``doc_rows`` of a document the core panicked on (a bug in the core).
+_PANICKED = -2
+_log = logging.getLogger(__name__)
 
 
 def chunk_table(
@@ -91,10 +95,16 @@ def chunk_tables(
         if len(taken) == len(docs) and min(counts, default=0) >= 0:
             return whole  # every document by the core: its rows are already in order
         start = 0
-        for (index, _), count in zip(taken, counts, strict=True):
+        for (index, item), count in zip(taken, counts, strict=True):
             if count >= 0:
                 parts[index] = whole.slice(start, count)
                 start += count
+            elif count == _PANICKED:
+                _log.warning(
+                    "the compiled core failed on %s (a bug, please report it); the Python "
+                    "path chunked it instead",
+                    item.source_uri,
+                )
     for index, (raw, uri) in enumerate(docs):
         if parts[index] is None:
             parts[index] = _python_table(raw, uri, label_name, policy, media_type, limits)
@@ -167,7 +177,8 @@ def _core_rows(
     compiled: Any, items: Sequence[_Fast], policy: ChunkPolicy, limits: ParseLimits
 ) -> tuple[pa.Table, list[int]]:
     """The rows of ``items`` by the compiled core (all of one label: the caller's, else
-    Markdown's default), and each item's row count, -1 where the core declined it."""
+    Markdown's default), and each item's row count: -1 where the core declined it, -2
+    where it panicked (both then take the Python path)."""
     name = items[0].label
     rules = label(name).rules_as(MdHeadingRules)
     budget = budget_of(policy, get_tokenizer(policy.tokenizer))

@@ -19,14 +19,14 @@ def split_run(
     overlap_tokens: int,
     counter: str | Callable[[str], int],
 ) -> list[tuple[int, int, int]] | None:
-    """``_md_heading.split_run``'s pieces; None for text UTF-8 cannot hold."""
+    """``_md_heading.split_run``'s pieces; None for text UTF-8 cannot hold or a panic."""
 
 def scan_markdown(body: str, max_blocks: int) -> tuple[list[Any], int, bool] | None:
     """``md_pyromark_v1._scan``'s records and deepest nesting, and whether the block count
-    went over ``max_blocks``; None for text UTF-8 cannot hold."""
+    went over ``max_blocks``; None for text UTF-8 cannot hold or a panic."""
 
 def chunk_markdown(
-    documents: Sequence[tuple[str, int, str, bytes]],
+    documents: Sequence[tuple[bytes, int, str]],
     label: str,
     policy_hash: str,
     budget: int,
@@ -37,14 +37,19 @@ def chunk_markdown(
     leading: bool,
     max_blocks: int,
 ) -> dict[str, Any]:
-    """``(text, body_start, source_uri, raw)`` documents to chunk rows as Arrow buffers, with
-    ``doc_rows`` (-1: declined), ``deepest`` and ``seconds`` per document."""
+    """``(raw, body_start, source_uri)`` documents to chunk rows as Arrow buffers, with
+    ``doc_rows`` (-1: declined, -2: the core panicked), ``deepest`` and ``seconds`` per
+    document."""
 
 def embed_text(headings: list[str], captions: list[str], text: str, leading: bool) -> str:
     """``chunkers.embedding.embed_text`` of a chunk's parts."""
 
 def repeat_string(value: str, count: int) -> tuple[Buffer, Buffer]:
     """``value`` ``count`` times as an Arrow string column's ``(offsets, data)``."""
+
+def inject_fault(on: bool, after_rows: int | None = None) -> None:
+    """Make every entry point panic where its work starts, or with ``after_rows`` make
+    ``chunk_markdown`` panic halfway through the row after that many (for the tests)."""
 
 def whitespace() -> list[int]:
     """Every code point read as whitespace (Python's ``str.isspace``)."""

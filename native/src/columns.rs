@@ -187,6 +187,7 @@ impl Columns {
         self.source_uri.push(source_uri);
         self.content_hash.push(content_hash);
         self.text.push(row.text);
+        crate::row_fault_point();
         // embed_text: the heading lines it names and the captions, then the text
         let lines = row.heading_path[..row.embed_headings]
             .iter()
@@ -238,10 +239,9 @@ impl Columns {
     }
 
     /// Takes back every row after the first `rows` (a declined document's).
+    /// Also repairs columns a panic left at different lengths: it cuts every column to
+    /// `rows`, whatever each holds now.
     pub fn truncate(&mut self, rows: usize) {
-        if rows == self.rows() {
-            return;
-        }
         for strings in [
             &mut self.chunk_id,
             &mut self.doc_id,
@@ -259,7 +259,7 @@ impl Columns {
         ] {
             lists.truncate(rows);
         }
-        let spans = self.span_offsets[rows] as usize;
+        let spans = self.span_offsets.get(rows).map_or(0, |&s| s as usize);
         self.span_offsets.truncate(rows + 1);
         for values in [
             &mut self.line_start,

@@ -12,6 +12,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use pyo3::IntoPyObjectExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 mod columns;
 mod embed;
@@ -25,6 +27,34 @@ mod text;
 
 use split::{Bytes3, Chars, Measure};
 use text::Text;
+
+/// Set by `inject_fault` (the tests): every entry point then panics where its work starts.
+static FAULT: AtomicBool = AtomicBool::new(false);
+/// Set by `inject_fault` with `after_rows`: how many whole rows `chunk_markdown` writes
+/// before it panics halfway through the next one (-1: never).
+static ROWS_LEFT: AtomicI64 = AtomicI64::new(-1);
+
+/// Panics when a fault is injected: how the tests reach the guards below.
+fn fault_point() {
+    if FAULT.load(Ordering::Relaxed) {
+        panic!("a fault injected by kebab_chunk_core.inject_fault");
+    }
+}
+
+/// Panics halfway through a row once `after_rows` rows are written (then disarms), so
+/// the tests see columns a panic left at different lengths repaired.
+pub(crate) fn row_fault_point() {
+    if ROWS_LEFT.load(Ordering::Relaxed) >= 0 && ROWS_LEFT.fetch_sub(1, Ordering::Relaxed) == 0 {
+        panic!("a fault injected by kebab_chunk_core.inject_fault(after_rows=...)");
+    }
+}
+
+/// Runs `work`, turning a panic (a bug in the core) into None so the caller takes the
+/// Python path, which gives the same records. The panic's message still reaches stderr
+/// through Rust's panic hook.
+fn guarded<T>(work: impl FnOnce() -> T) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(work)).ok()
+}
 
 /// A counter written in Python: `count(text[start:end])`.
 struct PyMeasure<'py> {
@@ -43,8 +73,8 @@ impl Measure for PyMeasure<'_> {
 
 /// `_md_heading._Run._pieces` after its whole-run shortcut: `(start, end, tokens)` in
 /// code-point offsets. `counter` is `"bytes-3"`, `"chars"` or a callable counting a
-/// string. Returns None when `text` cannot be read as UTF-8 (a lone surrogate): the
-/// caller then takes the Python path.
+/// string. Returns None when `text` cannot be read as UTF-8 (a lone surrogate) or the
+/// core panicked: the caller then takes the Python path.
 #[pyfunction]
 #[pyo3(signature = (text, structural, glue_end, budget, overlap_tokens, counter))]
 fn split_run(
@@ -66,16 +96,18 @@ fn split_run(
         )));
     }
     let pieces = match counter.extract::<&str>() {
-        Ok("bytes-3") => {
+        Ok("bytes-3") => guarded(|| {
+            fault_point();
             let Ok(pieces) =
                 split::split_pieces(&text, &mut Bytes3, structural, glue_end, budget, overlap_tokens);
             pieces
-        }
-        Ok("chars") => {
+        }),
+        Ok("chars") => guarded(|| {
+            fault_point();
             let Ok(pieces) =
                 split::split_pieces(&text, &mut Chars, structural, glue_end, budget, overlap_tokens);
             pieces
-        }
+        }),
         Ok(other) => {
             return Err(PyValueError::new_err(format!(
                 "the core counts 'bytes-3' and 'chars' natively, not {other:?}; pass a callable instead"
@@ -83,10 +115,14 @@ fn split_run(
         }
         Err(_) => {
             let mut measure = PyMeasure { count: counter.clone() };
-            split::split_pieces(&text, &mut measure, structural, glue_end, budget, overlap_tokens)?
+            guarded(|| {
+                fault_point();
+                split::split_pieces(&text, &mut measure, structural, glue_end, budget, overlap_tokens)
+            })
+            .transpose()?
         }
     };
-    Ok(Some(pieces))
+    Ok(pieces)
 }
 
 /// `(records, deepest, over_limit)` of one Markdown body.
@@ -94,7 +130,8 @@ type Scanned<'py> = (Vec<Bound<'py, PyAny>>, usize, bool);
 
 /// `md_pyromark_v1._scan(body)`'s `(records, deepest)` plus whether the block count went
 /// over `max_blocks` (the scan stops there; the caller raises the limit error). None when
-/// `body` cannot be read as UTF-8 (the caller then takes the Python path).
+/// `body` cannot be read as UTF-8 or the core panicked (the caller then takes the Python
+/// path).
 #[pyfunction]
 fn scan_markdown<'py>(
     body: &Bound<'py, PyString>,
@@ -104,7 +141,12 @@ fn scan_markdown<'py>(
     let Ok(s) = body.to_str() else {
         return Ok(None);
     };
-    let scan = markdown::scan(s, max_blocks);
+    let Some(scan) = guarded(|| {
+        fault_point();
+        markdown::scan(s, max_blocks)
+    }) else {
+        return Ok(None);
+    };
     let mut records = Vec::with_capacity(scan.records.len());
     for record in scan.records {
         let details = match record.details {
@@ -129,8 +171,8 @@ type Document<'py> = (Bound<'py, PyBytes>, usize, String);
 /// engine label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs`
 /// says which) for all rows of all documents taken, in order. `doc_rows` gives each
 /// document's row count, or -1 when it is declined (bytes that are not UTF-8, over
-/// `max_blocks`, a heading line md-heading-v3 would cut): the caller takes the Python
-/// path for it. `deepest` and `seconds` give each document's nesting depth and time.
+/// `max_blocks`, a heading line md-heading-v3 would cut) and -2 when the core panicked on
+/// it (a bug): the caller takes the Python path for it. `deepest` and `seconds` give each document's nesting depth and time.
 #[pyfunction]
 #[pyo3(signature = (
     documents, label, policy_hash, budget, overlap, merge_peers, tokenizer, bound_lines,
@@ -185,7 +227,6 @@ fn chunk_markdown<'py>(
                 "body_start lies past the end of the text",
             ));
         }
-        let parsed = mdchunk::parse(s, *body_start, doc_id, max_blocks);
         let settings = mdchunk::Settings {
             label,
             policy_hash,
@@ -197,24 +238,37 @@ fn chunk_markdown<'py>(
             bound_lines,
             leading,
         };
-        deepest.push(parsed.deepest);
         let before = cols.rows();
-        let sink = mdchunk::Sink {
-            columns: &mut cols,
-            doc_id,
-            source_uri,
-            content_hash,
-        };
-        let rows = if parsed.over_limit {
-            Err(mdchunk::Decline)
-        } else {
-            mdchunk::chunk(s, &parsed, &settings, sink)
-        };
-        match rows {
-            Ok(rows) => doc_rows.push(rows as i64),
-            Err(mdchunk::Decline) => {
+        let work = guarded(|| {
+            fault_point();
+            let parsed = mdchunk::parse(s, *body_start, doc_id, max_blocks);
+            let sink = mdchunk::Sink {
+                columns: &mut cols,
+                doc_id,
+                source_uri,
+                content_hash,
+            };
+            let rows = if parsed.over_limit {
+                Err(mdchunk::Decline)
+            } else {
+                mdchunk::chunk(s, &parsed, &settings, sink)
+            };
+            (rows, parsed.deepest)
+        });
+        match work {
+            Some((Ok(rows), depth)) => {
+                doc_rows.push(rows as i64);
+                deepest.push(depth);
+            }
+            Some((Err(mdchunk::Decline), depth)) => {
                 cols.truncate(before);
                 doc_rows.push(-1);
+                deepest.push(depth);
+            }
+            None => {
+                cols.truncate(before);
+                doc_rows.push(-2);
+                deepest.push(0);
             }
         }
         seconds.push(started.elapsed().as_secs_f64());
@@ -231,6 +285,18 @@ fn chunk_markdown<'py>(
 #[pyfunction]
 fn embed_text(headings: Vec<String>, captions: Vec<String>, text: &str, leading: bool) -> String {
     embed::embed_text(&headings, &captions, text, leading)
+}
+
+/// Makes every entry point panic where its work starts (`on=True`), or with `after_rows`
+/// makes `chunk_markdown` panic halfway through the row after that many: the tests' way
+/// to check that a bug in the core ends on the Python path, not in a crash. `on=False`
+/// disarms both.
+#[pyfunction]
+#[pyo3(signature = (on, after_rows=None))]
+fn inject_fault(on: bool, after_rows: Option<i64>) {
+    let rows = after_rows.filter(|_| on);
+    FAULT.store(on && rows.is_none(), Ordering::Relaxed);
+    ROWS_LEFT.store(rows.unwrap_or(-1), Ordering::Relaxed);
 }
 
 /// `value` `count` times as an Arrow string column: `(offsets, data)`.
@@ -281,5 +347,6 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embed_text, m)?)?;
     m.add_function(wrap_pyfunction!(repeat_string, m)?)?;
     m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
+    m.add_function(wrap_pyfunction!(inject_fault, m)?)?;
     Ok(())
 }
