@@ -1,6 +1,7 @@
 """The pipeline's element types: what travels between its transforms and is no output row.
 
-Chunks travel as :class:`~kebab_chunk.model.Chunk`, parsed documents as
+Chunks travel as :class:`~kebab_chunk.model.Chunk` (in the job, as :class:`EncodedChunks`
+made in the helper process), parsed documents as
 :class:`~kebab_chunk.model.CanonicalDocument`, and error rows as
 :class:`~kebab_chunk.output.records.ErrorRecord` (a row of the errors table, so it lives
 with the output's rows). The types here carry the rest: one matched file (the unit of the
@@ -17,7 +18,18 @@ from typing import Any
 
 from kebab_chunk.output.records import DocumentFacts
 
-__all__ = ["DocumentOutcome", "RawDocument", "SourceFile", "WrittenFile"]
+__all__ = ["DocumentOutcome", "EncodedChunks", "RawDocument", "SourceFile", "WrittenFile"]
+
+
+@dataclass(frozen=True)
+class EncodedChunks:
+    """A document's chunk records under one label as spill entries
+    (:func:`~kebab_chunk.output.spill_entry.row_entry`), made in the helper process: the
+    job's chunks travel so, one element per document and label, instead of one pickled
+    Chunk element per chunk."""
+
+    label: str
+    entries: tuple[bytes, ...] = field(repr=False)
 
 
 @dataclass(frozen=True)

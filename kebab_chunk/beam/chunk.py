@@ -52,8 +52,10 @@ def run_labels(labels: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def emit_chunked(item: Chunked) -> Iterator[Any]:
-    """A ``Chunked`` as outputs: chunks (main), error rows and the outcome (tagged)."""
+    """A ``Chunked`` as outputs: chunks or EncodedChunks (main), error rows and the
+    outcome (tagged)."""
     yield from item.chunks
+    yield from item.encoded
     for error in item.errors:
         yield pvalue.TaggedOutput(ERRORS, error)
     yield pvalue.TaggedOutput(OUTCOMES, item.outcome)
@@ -98,6 +100,8 @@ class ChunkDocuments(beam.PTransform[PCollection[CanonicalDocument], _Outputs]):
     DocumentOutcome per document). ``timeout_s`` is the per-document budget for all its
     labels together and ``max_memory_mb`` the helper's memory guard (None: none);
     ``isolate=False`` chunks in the worker process itself, without either guard.
+    ``encode=True`` gives ``chunks`` as one EncodedChunks per document and label (what
+    ``WriteChunks`` takes besides Chunks; the job's path).
     """
 
     def __init__(
@@ -108,8 +112,10 @@ class ChunkDocuments(beam.PTransform[PCollection[CanonicalDocument], _Outputs]):
         timeout_s: float = DEFAULT_CHUNK_TIMEOUT_S,
         max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB,
         isolate: bool = True,
+        encode: bool = False,
     ) -> None:
         super().__init__()
+        self._encode = encode
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         if max_memory_mb is not None and max_memory_mb <= 0:
@@ -128,7 +134,9 @@ class ChunkDocuments(beam.PTransform[PCollection[CanonicalDocument], _Outputs]):
 
     def task(self) -> ChunkTask:
         """The helper-side work of this transform (also run by ``ParseAndChunk``)."""
-        return ChunkTask(self._labels, self._policy, self._chunkers, self._max_memory_mb)
+        return ChunkTask(
+            self._labels, self._policy, self._chunkers, self._max_memory_mb, encode=self._encode
+        )
 
     def expand(self, docs: PCollection[CanonicalDocument]) -> _Outputs:
         chunk = _ChunkDoFn(

@@ -14,10 +14,8 @@ Arrow columns straight from these tuples without making Chunk objects.
 
 Format: one flag byte, then the payload. ``S`` — the uncompressed length (4 bytes, little
 endian), then zstd of the FastPrimitivesCoder bytes of the row tuple (every normal chunk).
-``P`` — the FastPrimitivesCoder bytes themselves (``encode_chunk(chunk, compress=False)``:
-the spill files of WriteChunks, where the zstd call and its inverse cost ~25 µs per chunk,
-about seven times the encoding itself, for rows that live on disk only until the shard is
-written; the spill buffer is bounded in bytes, so memory stays bounded either way).
+``M`` — marshal format 2 of the row tuple: the spill entries of WriteChunks
+(:mod:`kebab_chunk.output.spill_entry`, Beam-free, so the helper process makes them).
 ``J`` — the row as ASCII JSON, for what the primitive encoding refuses (a string with a
 lone surrogate), so any valid Chunk round-trips (integers beyond 64 bits Beam's encoding
 carries itself, pickled). Equal chunks give equal bytes with the same pyarrow build (the
@@ -35,7 +33,8 @@ from apache_beam import coders
 from apache_beam.coders.typecoders import registry
 
 from kebab_chunk.model import SPAN_ADAPTER, Chunk
-from kebab_chunk.output.schema import CHUNK_SCHEMA, SPAN_TYPE
+from kebab_chunk.output.schema import SPAN_TYPE
+from kebab_chunk.output.spill_entry import MARSHAL, ROW_FIELDS, decode_marshal, row_of
 
 __all__ = [
     "ROW_FIELDS",
@@ -47,49 +46,22 @@ __all__ = [
     "row_of",
 ]
 
-#: Field order of an encoded row: the Parquet columns, partition column included.
-ROW_FIELDS: tuple[str, ...] = tuple(CHUNK_SCHEMA.names)
 _SPAN_FIELDS: tuple[str, ...] = tuple(f.name for f in SPAN_TYPE)
 _SPANS = ROW_FIELDS.index("source_spans")
 _STRING_LISTS = tuple(ROW_FIELDS.index(n) for n in ("heading_path", "captions", "block_ids"))
 _PRIMITIVES = coders.FastPrimitivesCoder().get_impl()
-_ZSTD, _PLAIN, _JSON = b"S", b"P", b"J"
+_ZSTD, _JSON = b"S", b"J"
 _CODEC = pa.Codec("zstd", compression_level=1)
 _LENGTH = struct.Struct("<I")
-_checked_span_types: set[type] = set()
 
 Row = tuple[Any, ...]
 
 
-def _span_tuple(span: Any) -> tuple[Any, ...]:
-    kind = type(span)
-    if kind not in _checked_span_types:
-        extra = set(kind.model_fields) - set(_SPAN_FIELDS)
-        if extra:
-            raise ValueError(
-                f"span kind {span.kind!r} has fields {sorted(extra)} that SPAN_TYPE lacks; "
-                "add them to kebab_chunk/output/schema.py with a new SCHEMA_VERSION."
-            )
-        _checked_span_types.add(kind)
-    values = span.__dict__  # a missing field via getattr takes pydantic's slow error path
-    return tuple(map(values.get, _SPAN_FIELDS))
-
-
-def row_of(chunk: Chunk) -> Row:
-    """The chunk as a row tuple in :data:`ROW_FIELDS` order (spans as SPAN_TYPE tuples)."""
-    row = list(map(chunk.__dict__.__getitem__, ROW_FIELDS))
-    row[_SPANS] = tuple(map(_span_tuple, chunk.source_spans))
-    return tuple(row)
-
-
-def encode_chunk(chunk: Chunk, compress: bool = True) -> bytes:
-    """The chunk's bytes in the format of the module docstring (``compress=False``: the
-    uncompressed ``P`` form, cheaper to make and read, about 1.6 times the size)."""
+def encode_chunk(chunk: Chunk) -> bytes:
+    """The chunk's bytes in the format of the module docstring."""
     row = row_of(chunk)
     try:
         raw: bytes = _PRIMITIVES.encode(row)
-        if not compress:
-            return _PLAIN + raw
         packed: bytes = _CODEC.compress(raw, asbytes=True)
         return _ZSTD + _LENGTH.pack(len(raw)) + packed
     except UnicodeEncodeError:
@@ -99,9 +71,8 @@ def encode_chunk(chunk: Chunk, compress: bool = True) -> bytes:
 def decode_row(data: bytes) -> Row:
     """The row tuple of :func:`encode_chunk`'s bytes, without building a Chunk."""
     flag = data[:1]
-    if flag == _PLAIN:
-        plain: Row = _PRIMITIVES.decode(data[1:])
-        return plain
+    if flag == MARSHAL:
+        return decode_marshal(data)
     if flag == _ZSTD:
         (size,) = _LENGTH.unpack_from(data, 1)
         raw = _CODEC.decompress(memoryview(data)[5:], decompressed_size=size, asbytes=True)

@@ -179,6 +179,7 @@ def _parse_and_chunk(config: RunConfig) -> ParseAndChunk:
         chunk_timeout_s=config.chunk_timeout_s,
         limits=config.limits,
         max_memory_mb=config.max_memory_mb,
+        encode=True,  # chunks reach WriteChunks as spill entries made in the helper
     )
 
 

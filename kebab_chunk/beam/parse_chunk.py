@@ -112,6 +112,7 @@ class ParseAndChunk(beam.PTransform[PCollection[RawDocument], _Outputs]):
     ``chunk_errors`` (ErrorRecord, exactly the rows the two transforms give); ``outcomes``
     (one DocumentOutcome per parsed document). ``labels=None`` chunks each document under
     the default labels of its media type; ``policy=None`` is ``ChunkPolicy()``.
+    ``encode=True``: ``chunks`` holds EncodedChunks (see ``ChunkDocuments``).
     """
 
     def __init__(
@@ -125,6 +126,7 @@ class ParseAndChunk(beam.PTransform[PCollection[RawDocument], _Outputs]):
         parse_fn: ParseFn | None = None,
         max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB,
         isolate: bool = True,
+        encode: bool = False,
     ) -> None:
         super().__init__()
         # The two transforms validate the options (one sentence each) and build the tasks.
@@ -136,7 +138,12 @@ class ParseAndChunk(beam.PTransform[PCollection[RawDocument], _Outputs]):
             max_memory_mb=max_memory_mb,
         )
         self._chunk = ChunkDocuments(
-            labels, policy, timeout_s=chunk_timeout_s, max_memory_mb=max_memory_mb, isolate=isolate
+            labels,
+            policy,
+            timeout_s=chunk_timeout_s,
+            max_memory_mb=max_memory_mb,
+            isolate=isolate,
+            encode=encode,
         )
         self._isolate = isolate
 

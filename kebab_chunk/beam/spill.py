@@ -31,6 +31,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from kebab_chunk.output.layout import TEMP_PREFIX, chunk_shard
+from kebab_chunk.output.spill_entry import SEP, entry_id, entry_record, make_entry
 
 __all__ = [
     "DEFAULT_FAN_IN",
@@ -50,30 +51,11 @@ __all__ = [
 
 #: Most spill files a merge reads at once; more are first merged in passes.
 DEFAULT_FAN_IN = 256
-SEP = b"\x00"
 _LENGTH = struct.Struct("<I")
 _RAW = CompressionTypes.UNCOMPRESSED
 _MIME = "application/octet-stream"
 #: One shard's entries in a run file: (path, byte offset, byte length).
 Segment = tuple[str, int, int]
-
-
-def make_entry(chunk_id: str, data: bytes, line: str = "") -> bytes:
-    """One spill entry: ``chunk_id``, NUL, the record's chunk index line (ASCII, no NUL:
-    kebab_chunk/output/chunk_index.py), NUL, the encoded row. The line is made where the
-    chunk is, so the shard writer, whose step holds the most memory, does not hash."""
-    return chunk_id.encode() + SEP + line.encode("ascii") + SEP + data
-
-
-def entry_record(record: bytes) -> tuple[str, bytes]:
-    """(index line, encoded row) of what follows an entry's ``chunk_id`` and NUL."""
-    cut = record.index(SEP)
-    return record[:cut].decode("ascii"), record[cut + 1 :]
-
-
-def entry_id(entry: bytes) -> bytes:
-    """The ``chunk_id`` (UTF-8 bytes) of an entry."""
-    return entry[: entry.index(SEP)]
 
 
 def _name(kind: str, *parts: bytes) -> str:

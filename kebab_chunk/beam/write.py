@@ -55,14 +55,13 @@ from apache_beam.transforms import combiners
 from apache_beam.transforms.window import GlobalWindows
 
 from kebab_chunk.beam import metrics
-from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row, encode_chunk, row_of
+from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row
 from kebab_chunk.beam.spill import (
     DEFAULT_FAN_IN,
     TEMP_PREFIX,
     Segment,
     entry_id,
     entry_record,
-    make_entry,
     merge_to_fan_in,
     merged_segments,
     remove_temp_dir,
@@ -70,9 +69,8 @@ from kebab_chunk.beam.spill import (
     write_spill,
 )
 from kebab_chunk.beam.validate import conflict_errors
-from kebab_chunk.elements import WrittenFile
+from kebab_chunk.elements import EncodedChunks, WrittenFile
 from kebab_chunk.model import Chunk
-from kebab_chunk.output.chunk_index import line_of_row
 from kebab_chunk.output.digest import DigestSink, digest_bytes
 from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, part_name, shard_count
 from kebab_chunk.output.records import ErrorRecord
@@ -83,6 +81,7 @@ from kebab_chunk.output.schema import (
     rows_table,
     write_parquet,
 )
+from kebab_chunk.output.spill_entry import row_entry, row_of
 
 __all__ = [
     "CHUNK_COUNTS",
@@ -158,14 +157,14 @@ class _SpillFn(beam.DoFn):
         self._buffers = defaultdict(list)
         self._size = 0
 
-    def process(self, chunk: Chunk) -> Iterator[_Spill]:
-        # Uncompressed: spill rows are read back once, and zstd per row cost more CPU than
-        # the rest of the encoding (the buffer is bounded in bytes all the same).
-        entry = make_entry(
-            chunk.chunk_id, encode_chunk(chunk, compress=False), line_of_row(row_of(chunk))
-        )
-        self._buffers[chunk.chunker_version].append(entry)
-        self._size += len(entry)
+    def process(self, chunks: Chunk | EncodedChunks) -> Iterator[_Spill]:
+        if isinstance(chunks, EncodedChunks):  # a document's rows, encoded in the helper
+            self._buffers[chunks.label].extend(chunks.entries)
+            self._size += sum(map(len, chunks.entries))
+        else:
+            entry = row_entry(row_of(chunks))
+            self._buffers[chunks.chunker_version].append(entry)
+            self._size += len(entry)
         if self._size >= self._spill_bytes:
             yield from self._flush()
 
@@ -294,8 +293,10 @@ class _RemoveTempDirFn(beam.DoFn):
         yield from written
 
 
-#: What WriteChunks takes: one PCollection of chunks, or several (e.g. fresh and carried).
-ChunkSources = PCollection[Chunk] | tuple[PCollection[Chunk], ...]
+#: What WriteChunks takes: one PCollection of chunks (Chunk or EncodedChunks elements), or
+#: several (e.g. fresh and carried).
+_Chunks = PCollection[Chunk] | PCollection[EncodedChunks]
+ChunkSources = _Chunks | tuple[_Chunks, ...]
 
 
 class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):

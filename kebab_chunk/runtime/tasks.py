@@ -20,10 +20,11 @@ from typing import Any
 from kebab_chunk.chunkers.base import Chunker, needs_of
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
-from kebab_chunk.elements import DocumentOutcome, RawDocument
+from kebab_chunk.elements import DocumentOutcome, EncodedChunks, RawDocument
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentFacts, ErrorRecord
+from kebab_chunk.output.spill_entry import row_entry, row_of
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
 from kebab_chunk.runtime.output_limit import DEFAULT_OUTPUT_LIMIT, OutputLimit
@@ -157,11 +158,13 @@ class ParseTask:
 
 @dataclass(frozen=True)
 class Chunked:
-    """Everything chunking one document produced; crosses the helper-process boundary."""
+    """Everything chunking one document produced; crosses the helper-process boundary.
+    The chunks are in ``chunks``, or with ``ChunkTask(encode=True)`` in ``encoded``."""
 
     chunks: tuple[Chunk, ...]
     errors: tuple[ErrorRecord, ...]
     outcome: DocumentOutcome
+    encoded: tuple[EncodedChunks, ...] = ()
 
 
 def outcome(doc: CanonicalDocument, counts: Sequence[tuple[str, int]]) -> DocumentOutcome:
@@ -176,7 +179,10 @@ class ChunkTask:
     so a helper process needs no registry lookup (and sees exactly the launcher's labels).
 
     Returns one ``Chunked`` per document (it crosses the helper-process boundary);
-    ``max_memory_mb`` is only named in ``memory_limit`` messages.
+    ``max_memory_mb`` is only named in ``memory_limit`` messages. ``encode=True`` gives
+    each label's chunks as one :class:`~kebab_chunk.elements.EncodedChunks` of spill
+    entries instead of Chunk objects (the job's path: encoding here costs the helper what
+    pickling the Chunks cost it, and spares the worker unpickling and re-encoding them).
     """
 
     def __init__(
@@ -186,7 +192,10 @@ class ChunkTask:
         chunkers: dict[str, Chunker],
         max_memory_mb: int | None = None,
         output_limit: OutputLimit = DEFAULT_OUTPUT_LIMIT,
+        *,
+        encode: bool = False,
     ) -> None:
+        self._encode = encode
         self._labels = labels
         self._policy = policy
         self._chunkers = chunkers
@@ -207,6 +216,7 @@ class ChunkTask:
     def chunk(self, doc: CanonicalDocument) -> Chunked:
         counts: list[tuple[str, int]] = []
         chunks: list[Chunk] = []
+        encoded: list[EncodedChunks] = []
         errors: list[ErrorRecord] = []
         labels = self._labels_for(doc)
         for label in labels:
@@ -220,6 +230,8 @@ class ChunkTask:
                     failed = (LIMIT_EXCEEDED, self._output_limit.message(doc, label))
                 else:
                     produced = with_embedding(made, chunker, self._policy)
+                    if self._encode:
+                        entries = tuple(row_entry(row_of(c)) for c in produced)
             except Exception as exc:  # a chunker failure is a dead letter
                 failed = describe(exc)
             if failed is not None:  # handled outside the handler, as in ParseTask.parse
@@ -229,10 +241,13 @@ class ChunkTask:
                 counts.append((label, 0))
                 continue
             counts.append((label, len(produced)))
-            chunks.extend(produced)
+            if self._encode:
+                encoded.append(EncodedChunks(label, entries))
+            else:
+                chunks.extend(produced)
         if not counts:
             errors.append(self._not_accepted(doc, labels, self._chunkers))
-        return Chunked(tuple(chunks), tuple(errors), outcome(doc, counts))
+        return Chunked(tuple(chunks), tuple(errors), outcome(doc, counts), tuple(encoded))
 
     def _iter_chunks(self, chunker: Chunker, doc: CanonicalDocument) -> Iterable[Chunk]:
         """The chunks, lazily when the chunker streams them (so the output limit stops it

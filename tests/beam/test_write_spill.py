@@ -17,12 +17,11 @@ from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from kebab_chunk.beam import WriteChunks
-from kebab_chunk.beam.coders import encode_chunk, row_of
+from kebab_chunk.beam.coders import row_of
 from kebab_chunk.beam.locations import RunSetupError, prepare_output, resolve_corpus
 from kebab_chunk.beam.spill import (
     TEMP_PREFIX,
     entry_id,
-    make_entry,
     merge_to_fan_in,
     merged_entries,
     merged_segments,
@@ -31,9 +30,9 @@ from kebab_chunk.beam.spill import (
 )
 from kebab_chunk.beam.write import part_name
 from kebab_chunk.model import Chunk, ChunkPolicy
-from kebab_chunk.output.chunk_index import line_of_row
 from kebab_chunk.output.layout import chunk_shard
 from kebab_chunk.output.schema import chunks_table, parquet_bytes
+from kebab_chunk.output.spill_entry import row_entry
 from kebab_chunk.parsers.registry import parse_document
 from tests.beam.helpers import CORPUS, chunk_sort_key, output_chunks, quiet_beam, records
 
@@ -145,7 +144,7 @@ def test_the_temporary_spill_directory_is_gone_after_the_run(tmp_path: Path) -> 
 
 def test_merge_passes_keep_every_entry_in_order(tmp_path: Path) -> None:
     """Bounded fan-in: 20 spill files, 3 at a time, still one sorted stream of all rows."""
-    entries = [make_entry(c.chunk_id, encode_chunk(c)) for c in CHUNKS[:40]]
+    entries = [_entry(c) for c in CHUNKS[:40]]
     entries += entries[:5]  # duplicates across files
     paths = [
         write_spill(str(tmp_path), "md-heading-v1", entries[i : i + 2])
@@ -255,9 +254,7 @@ def test_the_part_writers_read_each_spilled_byte_a_bounded_number_of_times(
 
 def _entry(chunk: Chunk) -> bytes:
     """The spill entry WriteChunks makes of ``chunk``."""
-    return make_entry(
-        chunk.chunk_id, encode_chunk(chunk, compress=False), line_of_row(row_of(chunk))
-    )
+    return row_entry(row_of(chunk))
 
 
 @pytest.mark.parametrize("budget", [1, 500, 10**9], ids=["run-per-entry", "small", "one-run"])
