@@ -19,6 +19,7 @@ of ``limits`` holds per document on both paths.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,14 +34,18 @@ from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chun
 from kebab_chunk.chunkers.rules import MdHeadingRules
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.model.document import make_document
+from kebab_chunk.model.ids import content_hash, doc_id
+from kebab_chunk.output.records import DocumentFacts
 from kebab_chunk.output.schema import CHUNK_SCHEMA, SPAN_TYPE, chunk_to_row
-from kebab_chunk.parsers._front_matter import front_matter_end
+from kebab_chunk.parsers._front_matter import front_matter_end, read_front_matter
 from kebab_chunk.parsers._source import newline_view
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
+from kebab_chunk.parsers.md_pyromark_v1 import nesting_warning
 from kebab_chunk.parsers.registry import DEFAULT_PARSER_VERSIONS, detect_media_type, parse_document
 from kebab_chunk.tokenizers import get_tokenizer
 
-__all__ = ["chunk_table", "chunk_tables"]
+__all__ = ["CoreDocument", "chunk_document_with_core", "chunk_table", "chunk_tables"]
 
 _MARKDOWN = "text/markdown"
 _PARSER = "md-pyromark-v1"
@@ -91,7 +96,8 @@ def chunk_tables(
     compiled = core() if taken else None
     parts: list[pa.Table | None] = [None] * len(docs)
     if compiled is not None:
-        whole, counts = _core_rows(compiled, [item for _, item in taken], policy, limits)
+        whole, found = _core_rows(compiled, [item for _, item in taken], policy, limits)
+        counts = list(found["doc_rows"])
         if len(taken) == len(docs) and min(counts, default=0) >= 0:
             return whole  # every document by the core: its rows are already in order
         start = 0
@@ -175,10 +181,11 @@ def _python_table(
 
 def _core_rows(
     compiled: Any, items: Sequence[_Fast], policy: ChunkPolicy, limits: ParseLimits
-) -> tuple[pa.Table, list[int]]:
+) -> tuple[pa.Table, dict[str, Any]]:
     """The rows of ``items`` by the compiled core (all of one label: the caller's, else
-    Markdown's default), and each item's row count: -1 where the core declined it, -2
-    where it panicked (both then take the Python path)."""
+    Markdown's default), and what the core says per item: ``doc_rows`` (the row count, -1
+    where the core declined it, -2 where it panicked: both then take the Python path),
+    ``deepest``, ``blocks`` and ``first_h1``."""
     name = items[0].label
     rules = label(name).rules_as(MdHeadingRules)
     budget = budget_of(policy, get_tokenizer(policy.tokenizer))
@@ -200,7 +207,7 @@ def _core_rows(
                 f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
                 f"{limits.time_budget_s}; split the file or raise the budget."
             )
-    return _rows_table(compiled, found, name, policy), list(found["doc_rows"])
+    return _rows_table(compiled, found, name, policy), found
 
 
 def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:
@@ -269,3 +276,80 @@ def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPo
         ints("embed_tokens"),
     ]
     return pa.Table.from_arrays(columns, schema=CHUNK_SCHEMA)
+
+
+@dataclass(frozen=True)
+class CoreDocument:
+    """One Markdown document chunked by the compiled core under each of its labels: the
+    rows per label (in the order asked) and the facts parsing would have recorded."""
+
+    tables: tuple[tuple[str, pa.Table], ...]
+    facts: DocumentFacts
+
+
+def chunk_document_with_core(
+    raw: bytes,
+    source_uri: str,
+    labels: Sequence[str],
+    policy: ChunkPolicy,
+    limits: ParseLimits = DEFAULT_LIMITS,
+) -> CoreDocument | None:
+    """The rows and facts of a Markdown document read by the default parser, from the core
+    alone; None when the core is not used or does not take it under every label (the
+    caller then parses and chunks in Python, which gives the same rows and facts).
+
+    The facts come out as :meth:`DocumentFacts.of` gives them for the parsed document:
+    the title is the front matter's ``title`` when it is a string, else the first level-1
+    heading's; the warnings are the front matter's, then the nesting warning; the document
+    record is validated as the parser's would be (with no blocks, then their count set).
+    """
+    compiled = core()
+    if compiled is None or not labels:
+        return None
+    tables: list[tuple[str, pa.Table]] = []
+    found: dict[str, Any] = {}
+    item: _Fast | None = None
+    for name in labels:
+        item = _fast_input(raw, source_uri, name, policy, _MARKDOWN)
+        if item is None:
+            return None
+        try:
+            table, found = _core_rows(compiled, [item], policy, limits)
+        except LimitExceededError:  # over the time budget: the Python path words the error
+            return None
+        if found["doc_rows"][0] < 0:
+            if found["doc_rows"][0] == _PANICKED:
+                _log.warning(
+                    "the compiled core failed on %s (a bug, please report it); the Python "
+                    "path chunked it instead",
+                    source_uri,
+                )
+            return None
+        tables.append((name, table))
+    assert item is not None
+    metadata: dict[str, Any] = {}
+    warnings: list[str] = []
+    if item.body_start:
+        text = raw.decode("utf-8-sig")
+        front = read_front_matter(text, newline_view(text))
+        if front is not None:
+            metadata, warnings = front.metadata, list(front.warnings)
+    nested = nesting_warning(found["deepest"][0], limits.max_nesting)
+    if nested is not None:
+        warnings.append(nested)
+    title = metadata.get("title")
+    if not isinstance(title, str):
+        title = found["first_h1"][0]
+    doc = make_document(
+        doc_id=doc_id(source_uri),
+        source_uri=source_uri,
+        media_type=_MARKDOWN,
+        content_hash=content_hash(raw),
+        parser_version=_PARSER,
+        title=title,
+        metadata=metadata,
+        blocks=(),
+        warnings=tuple(warnings),
+    )
+    facts = dataclasses.replace(DocumentFacts.of(doc), blocks=found["blocks"][0])
+    return CoreDocument(tuple(tables), facts)

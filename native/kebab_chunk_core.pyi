@@ -38,8 +38,8 @@ def chunk_markdown(
     max_blocks: int,
 ) -> dict[str, Any]:
     """``(raw, body_start, source_uri)`` documents to chunk rows as Arrow buffers, with
-    ``doc_rows`` (-1: declined, -2: the core panicked), ``deepest`` and ``seconds`` per
-    document."""
+    ``doc_rows`` (-1: declined, -2: the core panicked), ``deepest``, ``seconds``,
+    ``blocks`` and ``first_h1`` per document."""
 
 def embed_text(headings: list[str], captions: list[str], text: str, leading: bool) -> str:
     """``chunkers.embedding.embed_text`` of a chunk's parts."""

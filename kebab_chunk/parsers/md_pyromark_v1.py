@@ -36,7 +36,7 @@ from kebab_chunk.parsers._assemble import Assembler, check_block_count
 from kebab_chunk.parsers._markdown import MEDIA_TYPE, MarkdownParserBase, MarkdownSource, media_ref
 from kebab_chunk.parsers._source import BLANK_CHARS
 
-__all__ = ["MEDIA_TYPE", "PyromarkMarkdownParser"]
+__all__ = ["MEDIA_TYPE", "PyromarkMarkdownParser", "nesting_warning"]
 
 #: GFM pipe tables on; every other extension off (CommonMark block structure otherwise).
 _MARKDOWN = pyromark.Markdown(options=pyromark.Options.ENABLE_TABLES)
@@ -63,14 +63,22 @@ class PyromarkMarkdownParser(MarkdownParserBase):
         base = source.body_start
         body = source.text[base:] if base else source.text
         records, deepest = _scan(_lone_cr_as_lf(body), assembler)
-        max_nesting = assembler.limits.max_nesting
-        if deepest > max_nesting:
-            source.warnings.append(
-                f"Markdown elements nest {deepest} levels deep (a list and its items count "
-                f"as two), over max_nesting={max_nesting}; the deeper structure is "
-                "kept as the text of its top-level block"
-            )
+        warning = nesting_warning(deepest, assembler.limits.max_nesting)
+        if warning is not None:
+            source.warnings.append(warning)
         _Builder(source, _code_points(body, base), assembler).build(records)
+
+
+def nesting_warning(deepest: int, max_nesting: int) -> str | None:
+    """The document warning for nesting ``deepest`` levels deep, or None within the limit
+    (the compiled core's path words it with this function too)."""
+    if deepest <= max_nesting:
+        return None
+    return (
+        f"Markdown elements nest {deepest} levels deep (a list and its items count "
+        f"as two), over max_nesting={max_nesting}; the deeper structure is "
+        "kept as the text of its top-level block"
+    )
 
 
 def _lone_cr_as_lf(body: str) -> str:

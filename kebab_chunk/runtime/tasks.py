@@ -24,10 +24,18 @@ from kebab_chunk.elements import DocumentOutcome, EncodedChunks, RawDocument
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentFacts, ErrorRecord
-from kebab_chunk.output.spill_entry import row_entry, row_of
+from kebab_chunk.output.spill_entry import ROW_FIELDS, row_entry, row_of, rows_of_table
 from kebab_chunk.parsers.base import ParseLimits
-from kebab_chunk.parsers.registry import get_parser_by_version, parse_document, parser_versions
+from kebab_chunk.parsers.registry import (
+    DEFAULT_PARSER_VERSIONS,
+    ParserChoice,
+    detect_media_type,
+    get_parser_by_version,
+    parse_document,
+    parser_versions,
+)
 from kebab_chunk.runtime.output_limit import DEFAULT_OUTPUT_LIMIT, OutputLimit
+from kebab_chunk.table import chunk_document_with_core
 
 __all__ = [
     "DEFAULT_MAX_MEMORY_MB",
@@ -59,6 +67,9 @@ LIMIT_EXCEEDED = LimitExceededError.error_type
 ParseFn = Callable[[bytes, str, "str | None", ParseLimits], CanonicalDocument]
 
 NO_ACCEPTING_CHUNKER = "no_accepting_chunker"
+_MARKDOWN = "text/markdown"
+#: Where a row holds what the output limit counts (``chunk_chars``).
+_TEXT, _HEADINGS, _CAPTIONS = (ROW_FIELDS.index(n) for n in ("text", "heading_path", "captions"))
 
 
 def ran_out_of_memory(exc: BaseException) -> bool:
@@ -132,6 +143,24 @@ class ParseTask:
                     get_parser_by_version(version, media_type)
                 except Exception:  # an optional dependency missing: that parse reports it
                     continue
+
+    @property
+    def limits(self) -> ParseLimits:
+        return self._limits
+
+    def reads_default_markdown(self, doc: RawDocument) -> bool:
+        """Whether ``doc`` is Markdown this task reads with the default Markdown parser
+        (so the compiled core may read it instead: the same document, the same rows)."""
+        media_type = doc.media_type or detect_media_type(doc.source_uri, doc.raw[:8])
+        if media_type != _MARKDOWN:
+            return False
+        if self._parse_fn is _default_parse:
+            return True
+        choice = self._parse_fn
+        return (  # exactly ParserChoice: a subclass may parse differently
+            type(choice) is ParserChoice
+            and choice.version_for(_MARKDOWN) == DEFAULT_PARSER_VERSIONS[_MARKDOWN]
+        )
 
     def run(self, doc: RawDocument, enter: Any = None) -> CanonicalDocument | ErrorRecord:
         return self.parse(doc)
@@ -249,6 +278,32 @@ class ChunkTask:
             errors.append(self._not_accepted(doc, labels, self._chunkers))
         return Chunked(tuple(chunks), tuple(errors), outcome(doc, counts), tuple(encoded))
 
+    def chunk_with_core(self, raw: RawDocument, limits: ParseLimits) -> Chunked | None:
+        """Parse and chunk a Markdown document in the compiled core, giving what parsing
+        and :meth:`chunk` would (the same spill entries and outcome); None when encoding is
+        off, the core does not take the document under every label, or its chunks come near
+        the output limit (the Python path then decides)."""
+        if not self._encode:
+            return None
+        labels = self._labels or DEFAULT_LABELS_BY_MEDIA_TYPE.get(_MARKDOWN, ())
+        found = chunk_document_with_core(raw.raw, raw.source_uri, labels, self._policy, limits)
+        if found is None:
+            return None
+        encoded: list[EncodedChunks] = []
+        counts: list[tuple[str, int]] = []
+        for label, table in found.tables:
+            rows = list(rows_of_table(table))
+            held = sum(
+                len(r[_TEXT]) + sum(map(len, r[_HEADINGS])) + sum(map(len, r[_CAPTIONS]))
+                for r in rows
+            )
+            if held > self._output_limit.floor_chars:  # the limit is at least this
+                return None
+            encoded.append(EncodedChunks(label, tuple(map(row_entry, rows))))
+            counts.append((label, len(rows)))
+        done = DocumentOutcome(raw.source_uri, found.facts, tuple(counts))
+        return Chunked((), (), done, tuple(encoded))
+
     def _iter_chunks(self, chunker: Chunker, doc: CanonicalDocument) -> Iterable[Chunk]:
         """The chunks, lazily when the chunker streams them (so the output limit stops it
         early), else its list."""
@@ -310,7 +365,9 @@ Parsed = DocumentFacts
 class ParseChunkTask:
     """Runs in the helper: parse (stage 0), report ``Parsed``, chunk (stage 1).
 
-    Returns the parse error row, or the ``Chunked`` result of the document.
+    Returns the parse error row, or the ``Chunked`` result of the document. Markdown the
+    default parser reads is parsed and chunked by the compiled core in one call when it
+    takes it (:meth:`ChunkTask.chunk_with_core`; stage 0 then covers both).
     """
 
     def __init__(self, parse: ParseTask, chunk: ChunkTask) -> None:
@@ -322,6 +379,11 @@ class ParseChunkTask:
         self._chunk.setup()
 
     def run(self, raw: RawDocument, enter: Any) -> ErrorRecord | Chunked:
+        if self._parse.reads_default_markdown(raw):
+            fast = self._chunk.chunk_with_core(raw, self._parse.limits)
+            if fast is not None:
+                enter(1, fast.outcome.facts)
+                return fast
         doc = self._parse.parse(raw)
         if isinstance(doc, ErrorRecord):
             return doc

@@ -172,7 +172,9 @@ type Document<'py> = (Bound<'py, PyBytes>, usize, String);
 /// says which) for all rows of all documents taken, in order. `doc_rows` gives each
 /// document's row count, or -1 when it is declined (bytes that are not UTF-8, over
 /// `max_blocks`, a heading line md-heading-v3 would cut) and -2 when the core panicked on
-/// it (a bug): the caller takes the Python path for it. `deepest` and `seconds` give each document's nesting depth and time.
+/// it (a bug): the caller takes the Python path for it. `deepest`, `seconds`, `blocks` and
+/// `first_h1` give each document's nesting depth, time, block count and the title of its
+/// first level-1 heading (None: none).
 #[pyfunction]
 #[pyo3(signature = (
     documents, label, policy_hash, budget, overlap, merge_peers, tokenizer, bound_lines,
@@ -204,6 +206,7 @@ fn chunk_markdown<'py>(
     let mut cols = columns::Columns::default();
     cols.reserve(documents.iter().map(|d| d.0.len().unwrap_or(0)).sum());
     let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut blocks, mut first_h1) = (Vec::new(), Vec::<Option<String>>::new());
     for (raw, body_start, source_uri) in &documents {
         let doc_id = ids::doc_id(source_uri);
         let doc_id = doc_id.as_str();
@@ -220,6 +223,8 @@ fn chunk_markdown<'py>(
             doc_rows.push(-1i64);
             deepest.push(0);
             seconds.push(0.0);
+            blocks.push(0);
+            first_h1.push(None);
             continue;
         };
         if *body_start > s.len() {
@@ -253,22 +258,28 @@ fn chunk_markdown<'py>(
             } else {
                 mdchunk::chunk(s, &parsed, &settings, sink)
             };
-            (rows, parsed.deepest)
+            (rows, parsed.deepest, parsed.blocks.len(), parsed.first_h1)
         });
         match work {
-            Some((Ok(rows), depth)) => {
+            Some((Ok(rows), depth, count, title)) => {
                 doc_rows.push(rows as i64);
                 deepest.push(depth);
+                blocks.push(count);
+                first_h1.push(title);
             }
-            Some((Err(mdchunk::Decline), depth)) => {
+            Some((Err(mdchunk::Decline), depth, _, _)) => {
                 cols.truncate(before);
                 doc_rows.push(-1);
                 deepest.push(depth);
+                blocks.push(0);
+                first_h1.push(None);
             }
             None => {
                 cols.truncate(before);
                 doc_rows.push(-2);
                 deepest.push(0);
+                blocks.push(0);
+                first_h1.push(None);
             }
         }
         seconds.push(started.elapsed().as_secs_f64());
@@ -277,6 +288,8 @@ fn chunk_markdown<'py>(
     out.set_item("doc_rows", doc_rows)?;
     out.set_item("deepest", deepest)?;
     out.set_item("seconds", seconds)?;
+    out.set_item("blocks", blocks)?;
+    out.set_item("first_h1", first_h1)?;
     Ok(out)
 }
 

@@ -47,6 +47,8 @@ pub struct Parsed {
     pub paths: Vec<Vec<String>>,
     pub deepest: usize,
     pub over_limit: bool,
+    /// The title of the first level-1 heading (the document title without front matter).
+    pub first_h1: Option<String>,
 }
 
 /// 1-based line numbers of byte offsets of the newline view, counted incrementally.
@@ -188,6 +190,7 @@ pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Par
     let mut blocks = Vec::with_capacity(scan.records.len());
     let mut paths: Vec<Vec<String>> = vec![Vec::new()];
     let mut sections: Vec<(u8, String)> = Vec::new();
+    let mut first_h1: Option<String> = None;
     let mut lines = Lines {
         view: &view,
         at: 0,
@@ -232,6 +235,9 @@ pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Par
                 while sections.last().is_some_and(|(l, _)| *l >= *level) {
                     sections.pop();
                 }
+                if *level == 1 && first_h1.is_none() {
+                    first_h1 = Some(title.clone());
+                }
                 sections.push((*level, title));
                 paths.push(sections.iter().map(|(_, t)| t.clone()).collect());
             }
@@ -258,6 +264,7 @@ pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Par
         paths,
         deepest: scan.deepest,
         over_limit: scan.over_limit,
+        first_h1,
     }
 }
 
