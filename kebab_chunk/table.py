@@ -186,10 +186,18 @@ def _core_rows(
     Markdown's default), and what the core says per item: ``doc_rows`` (the row count, -1
     where the core declined it, -2 where it panicked: both then take the Python path),
     ``deepest``, ``blocks`` and ``first_h1``."""
+    found = _core_call(compiled, items, policy, limits, entries=False)
+    return _rows_table(compiled, found, items[0].label, policy), found
+
+
+def _core_call(
+    compiled: Any, items: Sequence[_Fast], policy: ChunkPolicy, limits: ParseLimits, entries: bool
+) -> dict[str, Any]:
+    """``chunk_markdown`` of ``items``; LimitExceededError for one over the time budget."""
     name = items[0].label
     rules = label(name).rules_as(MdHeadingRules)
     budget = budget_of(policy, get_tokenizer(policy.tokenizer))
-    found = compiled.chunk_markdown(
+    found: dict[str, Any] = compiled.chunk_markdown(
         [(f.raw, f.body_start, f.source_uri) for f in items],
         name,
         policy.policy_hash,
@@ -200,6 +208,7 @@ def _core_rows(
         rules.bound_context_lines,
         rules.embed_headings == "leading",
         limits.max_blocks,
+        entries,
     )
     for f, seconds in zip(items, found["seconds"], strict=True):
         if seconds > limits.time_budget_s:
@@ -207,7 +216,7 @@ def _core_rows(
                 f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
                 f"{limits.time_budget_s}; split the file or raise the budget."
             )
-    return _rows_table(compiled, found, name, policy), found
+    return found
 
 
 def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:
@@ -281,9 +290,11 @@ def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPo
 @dataclass(frozen=True)
 class CoreDocument:
     """One Markdown document chunked by the compiled core under each of its labels: the
-    rows per label (in the order asked) and the facts parsing would have recorded."""
+    rows per label (in the order asked) as spill entries
+    (:func:`~kebab_chunk.output.spill_entry.row_entry`'s bytes), and the facts parsing
+    would have recorded."""
 
-    tables: tuple[tuple[str, pa.Table], ...]
+    entries: tuple[tuple[str, tuple[bytes, ...]], ...]
     facts: DocumentFacts
 
 
@@ -294,9 +305,9 @@ def chunk_document_with_core(
     policy: ChunkPolicy,
     limits: ParseLimits = DEFAULT_LIMITS,
 ) -> CoreDocument | None:
-    """The rows and facts of a Markdown document read by the default parser, from the core
-    alone; None when the core is not used or does not take it under every label (the
-    caller then parses and chunks in Python, which gives the same rows and facts).
+    """The spill entries and facts of a Markdown document read by the default parser, from
+    the core alone; None when the core is not used or does not take it under every label
+    (the caller then parses and chunks in Python, which gives the same entries and facts).
 
     The facts come out as :meth:`DocumentFacts.of` gives them for the parsed document:
     the title is the front matter's ``title`` when it is a string, else the first level-1
@@ -306,7 +317,7 @@ def chunk_document_with_core(
     compiled = core()
     if compiled is None or not labels:
         return None
-    tables: list[tuple[str, pa.Table]] = []
+    made: list[tuple[str, tuple[bytes, ...]]] = []
     found: dict[str, Any] = {}
     item: _Fast | None = None
     for name in labels:
@@ -314,7 +325,7 @@ def chunk_document_with_core(
         if item is None:
             return None
         try:
-            table, found = _core_rows(compiled, [item], policy, limits)
+            found = _core_call(compiled, [item], policy, limits, entries=True)
         except LimitExceededError:  # over the time budget: the Python path words the error
             return None
         if found["doc_rows"][0] < 0:
@@ -325,7 +336,7 @@ def chunk_document_with_core(
                     source_uri,
                 )
             return None
-        tables.append((name, table))
+        made.append((name, tuple(found["entries"][0])))
     assert item is not None
     metadata: dict[str, Any] = {}
     warnings: list[str] = []
@@ -352,4 +363,4 @@ def chunk_document_with_core(
         warnings=tuple(warnings),
     )
     facts = dataclasses.replace(DocumentFacts.of(doc), blocks=found["blocks"][0])
-    return CoreDocument(tuple(tables), facts)
+    return CoreDocument(tuple(made), facts)

@@ -36,10 +36,12 @@ def chunk_markdown(
     bound_lines: bool,
     leading: bool,
     max_blocks: int,
+    entries: bool = False,
 ) -> dict[str, Any]:
     """``(raw, body_start, source_uri)`` documents to chunk rows as Arrow buffers, with
     ``doc_rows`` (-1: declined, -2: the core panicked), ``deepest``, ``seconds``,
-    ``blocks`` and ``first_h1`` per document."""
+    ``blocks`` and ``first_h1`` per document; with ``entries``, each document's rows as
+    spill entries (``output.spill_entry.row_entry``) under ``entries`` instead."""
 
 def embed_text(headings: list[str], captions: list[str], text: str, leading: bool) -> str:
     """``chunkers.embedding.embed_text`` of a chunk's parts."""

@@ -17,10 +17,7 @@ identical duplicates of an id still collapse in the writer.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator
 from typing import Any
-
-import pyarrow as pa
 
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.chunk_index import line_of_row
@@ -35,7 +32,6 @@ __all__ = [
     "make_entry",
     "row_entry",
     "row_of",
-    "rows_of_table",
 ]
 
 SEP = b"\x00"
@@ -47,7 +43,6 @@ ROW_FIELDS: tuple[str, ...] = tuple(CHUNK_SCHEMA.names)
 _SPAN_FIELDS: tuple[str, ...] = tuple(f.name for f in SPAN_TYPE)
 _SPANS = ROW_FIELDS.index("source_spans")
 _ID = ROW_FIELDS.index("chunk_id")
-_LISTS = tuple(ROW_FIELDS.index(n) for n in ("heading_path", "captions", "block_ids"))
 _checked_span_types: set[type] = set()
 
 Row = tuple[Any, ...]
@@ -101,15 +96,3 @@ def row_of(chunk: Chunk) -> Row:
     row[_SPANS] = tuple(map(_span_tuple, chunk.source_spans))
     return tuple(row)
 
-
-def rows_of_table(table: pa.Table) -> Iterator[Row]:
-    """The rows of a ``CHUNK_SCHEMA`` table as :func:`row_of` gives them for its chunks
-    (lists as tuples, spans as SPAN_TYPE tuples): the compiled core's rows, spilled
-    without ever being Chunk objects."""
-    columns: list[list[Any]] = [table.column(name).to_pylist() for name in ROW_FIELDS]
-    for i in _LISTS:
-        columns[i] = [tuple(values) for values in columns[i]]
-    columns[_SPANS] = [
-        tuple(tuple(span[f] for f in _SPAN_FIELDS) for span in spans) for spans in columns[_SPANS]
-    ]
-    return zip(*columns, strict=True)

@@ -24,7 +24,7 @@ from kebab_chunk.elements import DocumentOutcome, EncodedChunks, RawDocument
 from kebab_chunk.errors import LimitExceededError, ParseError
 from kebab_chunk.model import CanonicalDocument, Chunk, ChunkPolicy
 from kebab_chunk.output.records import DocumentFacts, ErrorRecord
-from kebab_chunk.output.spill_entry import ROW_FIELDS, row_entry, row_of, rows_of_table
+from kebab_chunk.output.spill_entry import row_entry, row_of
 from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import (
     DEFAULT_PARSER_VERSIONS,
@@ -68,8 +68,6 @@ ParseFn = Callable[[bytes, str, "str | None", ParseLimits], CanonicalDocument]
 
 NO_ACCEPTING_CHUNKER = "no_accepting_chunker"
 _MARKDOWN = "text/markdown"
-#: Where a row holds what the output limit counts (``chunk_chars``).
-_TEXT, _HEADINGS, _CAPTIONS = (ROW_FIELDS.index(n) for n in ("text", "heading_path", "captions"))
 
 
 def ran_out_of_memory(exc: BaseException) -> bool:
@@ -291,16 +289,13 @@ class ChunkTask:
             return None
         encoded: list[EncodedChunks] = []
         counts: list[tuple[str, int]] = []
-        for label, table in found.tables:
-            rows = list(rows_of_table(table))
-            held = sum(
-                len(r[_TEXT]) + sum(map(len, r[_HEADINGS])) + sum(map(len, r[_CAPTIONS]))
-                for r in rows
-            )
-            if held > self._output_limit.floor_chars:  # the limit is at least this
+        for label, entries in found.entries:
+            # An entry holds its chunk's text, headings and captions at least once, so
+            # entries within the limit's floor hold chunks within the limit.
+            if sum(map(len, entries)) > self._output_limit.floor_chars:
                 return None
-            encoded.append(EncodedChunks(label, tuple(map(row_entry, rows))))
-            counts.append((label, len(rows)))
+            encoded.append(EncodedChunks(label, entries))
+            counts.append((label, len(entries)))
         done = DocumentOutcome(raw.source_uri, found.facts, tuple(counts))
         return Chunked((), (), done, tuple(encoded))
 

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 mod columns;
 mod embed;
+mod entries;
 mod ids;
 mod markdown;
 mod mdchunk;
@@ -174,11 +175,12 @@ type Document<'py> = (Bound<'py, PyBytes>, usize, String);
 /// `max_blocks`, a heading line md-heading-v3 would cut) and -2 when the core panicked on
 /// it (a bug): the caller takes the Python path for it. `deepest`, `seconds`, `blocks` and
 /// `first_h1` give each document's nesting depth, time, block count and the title of its
-/// first level-1 heading (None: none).
+/// first level-1 heading (None: none). With `entries`, the rows come instead as each
+/// document's spill entries (`entries.rs`), under `entries`, and the columns are empty.
 #[pyfunction]
 #[pyo3(signature = (
     documents, label, policy_hash, budget, overlap, merge_peers, tokenizer, bound_lines,
-    leading, max_blocks
+    leading, max_blocks, entries=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn chunk_markdown<'py>(
@@ -193,6 +195,7 @@ fn chunk_markdown<'py>(
     bound_lines: bool,
     leading: bool,
     max_blocks: usize,
+    entries: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let chars = match tokenizer {
         "bytes-3" => false,
@@ -204,7 +207,10 @@ fn chunk_markdown<'py>(
         }
     };
     let mut cols = columns::Columns::default();
-    cols.reserve(documents.iter().map(|d| d.0.len().unwrap_or(0)).sum());
+    if !entries {
+        cols.reserve(documents.iter().map(|d| d.0.len().unwrap_or(0)).sum());
+    }
+    let mut doc_entries: Vec<Vec<Vec<u8>>> = Vec::new();
     let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
     let (mut blocks, mut first_h1) = (Vec::new(), Vec::<Option<String>>::new());
     for (raw, body_start, source_uri) in &documents {
@@ -219,7 +225,9 @@ fn chunk_markdown<'py>(
         let bytes = bytes
             .strip_prefix(b"\xEF\xBB\xBF".as_slice())
             .unwrap_or(bytes);
+        let mut made = entries::Entries::default();
         let Ok(s) = std::str::from_utf8(bytes) else {
+            doc_entries.push(Vec::new());
             doc_rows.push(-1i64);
             deepest.push(0);
             seconds.push(0.0);
@@ -247,8 +255,13 @@ fn chunk_markdown<'py>(
         let work = guarded(|| {
             fault_point();
             let parsed = mdchunk::parse(s, *body_start, doc_id, max_blocks);
+            let out = if entries {
+                mdchunk::Out::Entries(&mut made)
+            } else {
+                mdchunk::Out::Columns(&mut cols)
+            };
             let sink = mdchunk::Sink {
-                columns: &mut cols,
+                out,
                 doc_id,
                 source_uri,
                 content_hash,
@@ -260,6 +273,8 @@ fn chunk_markdown<'py>(
             };
             (rows, parsed.deepest, parsed.blocks.len(), parsed.first_h1)
         });
+        let declined = !matches!(work, Some((Ok(_), ..)));
+        doc_entries.push(if declined { Vec::new() } else { made.items });
         match work {
             Some((Ok(rows), depth, count, title)) => {
                 doc_rows.push(rows as i64);
@@ -285,6 +300,18 @@ fn chunk_markdown<'py>(
         seconds.push(started.elapsed().as_secs_f64());
     }
     let out = cols.into_dict(py)?;
+    if entries {
+        let lists = doc_entries
+            .iter()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|e| PyBytes::new(py, e))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>();
+        out.set_item("entries", lists)?;
+    }
     out.set_item("doc_rows", doc_rows)?;
     out.set_item("deepest", deepest)?;
     out.set_item("seconds", seconds)?;

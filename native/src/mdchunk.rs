@@ -10,6 +10,7 @@
 
 use crate::columns::Columns;
 use crate::embed::{kept_headings, py_norm};
+use crate::entries::{Entries, Names};
 use crate::ids::{chunk_id, BlockIds, Id};
 use crate::markdown;
 use crate::media::{media_ref, Media};
@@ -298,9 +299,15 @@ pub struct Row<'r> {
     pub tokens: i64,
 }
 
+/// Where one document's rows go: Arrow column buffers or spill entries.
+pub enum Out<'c> {
+    Columns(&'c mut Columns),
+    Entries(&'c mut Entries),
+}
+
 /// Where one document's rows go and what every row of it names.
 pub struct Sink<'c> {
-    pub columns: &'c mut Columns,
+    pub out: Out<'c>,
     pub doc_id: &'c str,
     pub source_uri: &'c str,
     pub content_hash: &'c str,
@@ -679,14 +686,28 @@ impl Run<'_, '_> {
             tokens: tokens.unwrap_or_else(|| set.count(text)),
         };
         let sink = &mut self.sink;
-        sink.columns.push(
-            self.parsed,
-            &row,
-            sink.doc_id,
-            sink.source_uri,
-            sink.content_hash,
-            set.chars,
-        );
+        match &mut sink.out {
+            Out::Columns(columns) => columns.push(
+                self.parsed,
+                &row,
+                sink.doc_id,
+                sink.source_uri,
+                sink.content_hash,
+                set.chars,
+            ),
+            Out::Entries(entries) => {
+                let names = Names {
+                    doc_id: sink.doc_id,
+                    source_uri: sink.source_uri,
+                    content_hash: sink.content_hash,
+                    label: set.label,
+                    policy_hash: set.policy_hash,
+                };
+                if !entries.push(self.parsed, &row, &names, set.chars) {
+                    return Err(Decline);
+                }
+            }
+        }
         self.rows += 1;
         Ok(())
     }

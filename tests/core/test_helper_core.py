@@ -19,6 +19,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.corpora import distribution_readmes, fixture_markdown
 from kebab_chunk._core import using
@@ -30,6 +32,7 @@ from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.parsers.registry import ParserChoice
 from kebab_chunk.runtime.tasks import Chunked, ChunkTask, ParseChunkTask, ParseTask
 from tests.beam.helpers import CORPUS, QUIET, REPO, part_files, subprocess_env
+from tests.core.test_table_differential import _FRONT, _PART, POLICIES
 
 LABELS = ("md-heading-v2", "md-heading-v3")
 
@@ -85,6 +88,36 @@ def test_the_helper_gives_the_python_result_through_the_core(
             warned += bool(fast.outcome.warnings)
     assert calls >= len(_documents()) * 2  # the core really answered
     assert warned > 0  # the nesting warning and front matter were compared too
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    _FRONT,
+    st.lists(_PART, min_size=1, max_size=25).map("".join),
+    st.sampled_from(POLICIES),
+    st.sampled_from([None, LABELS]),
+)
+def test_generated_markdown_gives_the_same_entries_and_facts(
+    compiled: ModuleType,
+    front: str,
+    body: str,
+    policy: ChunkPolicy,
+    labels: tuple[str, ...] | None,
+) -> None:
+    """Spill entries written by the core (marshal rows, JSON digests of control characters,
+    quotes and non-ASCII text) are byte for byte those Python writes."""
+    data = (front + body).encode("utf-8")
+    raw = RawDocument("generated/doc.md", None, content_hash(data), data)
+    chunkers = {label: get_chunker(label) for label in labels or ("md-heading-v3",)}
+    task = ParseChunkTask(
+        ParseTask(None, ParseLimits(max_nesting=4)),
+        ChunkTask(labels, policy, chunkers, encode=True),
+    )
+    fast, _ = _run(task, raw)
+    with using("python"):
+        slow, _ = _run(task, raw)
+    assert fast.outcome == slow.outcome
+    assert fast.encoded == slow.encoded
 
 
 def test_the_core_is_not_used_for_another_markdown_parser(
