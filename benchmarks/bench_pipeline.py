@@ -4,6 +4,10 @@ The corpus (10,000 small documents: generated Markdown, some plain text, copies 
 fixture PDFs under distinct names) is written to a temporary directory. Figures:
 
 * ``plain_loop`` — read, parse and chunk every file in one process (median of 3 runs);
+  ``plain_loop.table_loop_cpu_s`` is the same work the fastest in-process way, rows as
+  Arrow tables (:func:`kebab_chunk.table.chunk_tables`, every Markdown file of a label in
+  one call: with the compiled core, blocks and chunks never become Python objects), and
+  ``cpu.total_ratio_to_table_loop`` the job's CPU against it;
 * ``direct_in_memory`` and ``direct_multi_processing_2`` — the whole job
   (``pipelines.chunk_corpus``: match, read, parse and chunk in an isolation helper process,
   validate, write Parquet, manifest), one wall-clock run each, start-up included;
@@ -66,7 +70,8 @@ from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chun
 from kebab_chunk.cli.run import parse_args
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import ChunkPolicy
-from kebab_chunk.parsers.registry import parse_document
+from kebab_chunk.parsers.registry import detect_media_type, parse_document
+from kebab_chunk.table import chunk_tables
 
 REPO = Path(__file__).resolve().parents[1]
 PDFS = [
@@ -130,6 +135,36 @@ def _plain_loop(root: Path) -> None:
         for label in DEFAULT_LABELS_BY_MEDIA_TYPE.get(doc.media_type, ()):
             if chunkers[label].accepts(doc):
                 chunkers[label].chunk(doc, policy)
+
+
+def _table_loop(root: Path) -> None:
+    """Every file's rows under its media type's default labels, as Arrow tables: Markdown
+    in one ``chunk_tables`` call per label, the rest one file at a time."""
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    by_label: dict[str, list[tuple[bytes, str]]] = {}
+    for path in files:
+        raw, uri = path.read_bytes(), path.relative_to(root).as_posix()
+        media_type = detect_media_type(uri, raw[:8]) or ""
+        for label in DEFAULT_LABELS_BY_MEDIA_TYPE.get(media_type, ()):
+            if media_type == "text/markdown":
+                by_label.setdefault(label, []).append((raw, uri))
+                continue
+            try:
+                chunk_tables([(raw, uri)], label)
+            except ParseError:
+                continue
+    for label, documents in by_label.items():
+        chunk_tables(documents, label)
+
+
+def _table_cpu(root: Path) -> float:
+    """Best-of-3 CPU seconds of the table loop (one process)."""
+    runs = []
+    for _ in range(3):
+        start = time.process_time()
+        _table_loop(root)
+        runs.append(time.process_time() - start)
+    return min(runs)
 
 
 def _rate(seconds: float, docs: int, size: int) -> dict[str, float]:
@@ -259,8 +294,11 @@ def _plain_cpu(root: Path) -> float:
     return min(runs)
 
 
-def _cpu_ratios(job: dict[str, Any], plain_cpu: float, startup_cpu: float | None) -> dict[str, Any]:
-    """The job's CPU against the plain loop's: total work, and the critical path."""
+def _cpu_ratios(
+    job: dict[str, Any], plain_cpu: float, startup_cpu: float | None, table_cpu: float | None = None
+) -> dict[str, Any]:
+    """The job's CPU against the plain loop's: total work, and the critical path (and the
+    total against the table loop's, when measured)."""
     cpu = job["cpu_seconds"]
     own, children, busiest = cpu["self"], cpu["descendants"], cpu["busiest_child"]
     out: dict[str, Any] = {
@@ -274,6 +312,9 @@ def _cpu_ratios(job: dict[str, Any], plain_cpu: float, startup_cpu: float | None
     if startup_cpu is not None:
         out["startup_worker_cpu_s"] = startup_cpu
         out["critical_path_ratio_without_startup"] = max(own - startup_cpu, busiest) / plain_cpu
+    if table_cpu is not None:
+        out["table_loop_cpu_s"] = table_cpu
+        out["total_ratio_to_table_loop"] = (own + children) / table_cpu
     return out
 
 
@@ -343,6 +384,7 @@ def run(quick: bool) -> dict[str, Any]:
         docs, size = _write_corpus(root, n)
         plain = _rate(median_seconds(lambda: _plain_loop(root)), docs, size)
         plain["cpu_seconds"] = _plain_cpu(root)
+        plain["table_loop_cpu_s"] = _table_cpu(root)
         figures: dict[str, Any] = {
             "corpus": {
                 "documents": docs,
@@ -370,7 +412,10 @@ def run(quick: bool) -> dict[str, Any]:
             "in_memory_worker_cpu_s": startup_cpu,
         }
         figures["direct_in_memory"]["cpu"] = _cpu_ratios(
-            figures["direct_in_memory"], plain["cpu_seconds"], startup_cpu
+            figures["direct_in_memory"],
+            plain["cpu_seconds"],
+            startup_cpu,
+            plain["table_loop_cpu_s"],
         )
         ratio = figures["direct_in_memory"]["seconds"] / plain["seconds"]
         steady = (figures["direct_in_memory"]["seconds"] - startup) / plain["seconds"]
