@@ -11,6 +11,10 @@ never become Python objects. Every other document, and any the core declines, ta
 Python path: parse, chunk, :func:`~kebab_chunk.chunkers.embedding.with_embedding`. The two
 give the same table (the differential tests in ``tests/core/`` compare them).
 
+:func:`chunk_document_with_core` is the job's helper path (kebab_chunk/runtime/tasks.py):
+one Markdown document under several labels, its rows as the spill entries the core writes
+and the facts of its documents-table row, or None for the Python path.
+
 A document that fails (undecodable, over a parse limit, refused by the chunker) raises as
 :func:`~kebab_chunk.parsers.registry.parse_document` and the chunker raise; the time budget
 of ``limits`` holds per document on both paths.
