@@ -15,6 +15,7 @@ record never depends on whether the core is installed; only speed does.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,16 +23,24 @@ from types import ModuleType
 
 from kebab_chunk.errors import ConfigurationError, MissingDependencyError
 
-__all__ = ["core", "installed", "using"]
+__all__ = ["API", "core", "installed", "using"]
 
 _MODES = ("auto", "python", "native")
+#: The core's ``API`` this package calls (``native/src/lib.rs``): raised with every change
+#: to a function's arguments or results, so a core built from another version of the source
+#: (a stale wheel on a worker) is not called with arguments it does not take.
+API = 2
 _loaded: ModuleType | None = None
 _tried = False
+#: Why the installed core is not used (another API), for the ``native`` mode's error.
+_mismatch: str | None = None
+_log = logging.getLogger(__name__)
 
 
 def installed() -> ModuleType | None:
-    """The compiled core module when it is installed and importable, else None."""
-    global _loaded, _tried
+    """The compiled core module when it is installed, importable and of this package's
+    :data:`API`, else None (a core of another API is left unused, with one warning)."""
+    global _loaded, _tried, _mismatch
     if not _tried:
         _tried = True
         try:
@@ -39,7 +48,15 @@ def installed() -> ModuleType | None:
         except ImportError:
             _loaded = None
         else:
-            _loaded = kebab_chunk_core
+            found = getattr(kebab_chunk_core, "API", None)
+            if found == API:
+                _loaded = kebab_chunk_core
+            else:
+                _mismatch = (
+                    f"the installed compiled core (kebab_chunk_core) has API {found}, but this "
+                    f"kebab-chunk calls API {API}; rebuild it with `pip install ./native`"
+                )
+                _log.warning("%s; using the Python path meanwhile (same records).", _mismatch)
     return _loaded
 
 
@@ -54,6 +71,8 @@ def core() -> ModuleType | None:
         )
     module = installed()
     if module is None and mode == "native":
+        if _mismatch is not None:
+            raise MissingDependencyError(f"KEBAB_CORE=native but {_mismatch}.")
         raise MissingDependencyError(
             "KEBAB_CORE=native but the compiled core (kebab_chunk_core) is not installed; "
             "build it with `pip install ./native` (needs Rust) or unset KEBAB_CORE."

@@ -5,6 +5,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __version__: str
+#: The calling convention's number (``kebab_chunk._core.API`` must match it).
+API: int
 
 class Buffer:
     """Bytes the core made, lent through the buffer protocol (read-only, no copy)."""

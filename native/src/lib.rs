@@ -379,6 +379,9 @@ fn separator_starts(text: &str, name: &str) -> PyResult<Vec<usize>> {
 #[pymodule]
 fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Raised with every change to a function's arguments or results; `kebab_chunk._core.API`
+    // must match, so a stale build is left unused rather than called wrongly.
+    m.add("API", 2)?;
     m.add_function(wrap_pyfunction!(split_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_markdown, m)?)?;

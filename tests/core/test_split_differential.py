@@ -12,6 +12,9 @@ engine and compared record for record.
 
 from __future__ import annotations
 
+import logging
+import sys
+import types
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
@@ -252,6 +255,33 @@ def test_native_without_the_core_names_how_to_build_it(monkeypatch: pytest.Monke
         _core.core()
     monkeypatch.setenv("KEBAB_CORE", "auto")
     assert _core.core() is None  # auto: the Python path, silently
+
+
+def test_a_core_of_another_api_is_left_unused_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stale wheel (a worker image built from older sources) must not be called with
+    arguments it does not take: the Python path answers, and ``native`` says to rebuild."""
+    stale = types.ModuleType("kebab_chunk_core")
+    stale.API = _core.API - 1  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kebab_chunk_core", stale)
+    monkeypatch.setattr(_core, "_tried", False)
+    monkeypatch.setattr(_core, "_loaded", None)
+    monkeypatch.setattr(_core, "_mismatch", None)
+    monkeypatch.setenv("KEBAB_CORE", "auto")
+    with caplog.at_level(logging.WARNING, logger="kebab_chunk._core"):
+        assert _core.core() is None
+        assert _core.core() is None
+    assert [
+        r.getMessage().count("rebuild it with `pip install ./native`") for r in caplog.records
+    ] == [1]
+    monkeypatch.setenv("KEBAB_CORE", "native")
+    with pytest.raises(MissingDependencyError, match=rf"has API {_core.API - 1}, but"):
+        _core.core()
+
+
+def test_the_built_core_has_the_api_this_package_calls(compiled: ModuleType) -> None:
+    assert compiled.API == _core.API
 
 
 # -- embed_text ------------------------------------------------------------------------------
