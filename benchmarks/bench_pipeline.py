@@ -535,6 +535,11 @@ def _flink_vs_plain(tmp: Path, root: Path, docs: int, plain: dict[str, Any]) -> 
         "critical_path_ratio": busiest / plain_cpu,
         "steady_critical_path_ratio": busiest_steady / plain_cpu_extra,
         "all_trees_cpu_ratio": main["cpu_s"] / plain_cpu,
+        "steady_cpu_ratio_to_table_loop": (
+            (tm_cpu - tm_cpu_startup) / (plain["table_loop_cpu_s"] * extra / docs)
+            if plain.get("table_loop_cpu_s")
+            else None
+        ),
         "note": (
             "taskmanager = the TaskManager JVM (role root), boot, SDK worker and parse/chunk "
             "helper; all_trees adds the launcher (kebab-chunk run + Beam's Flink job server "
@@ -563,6 +568,7 @@ def run_flink(n_docs: int = FULL_DOCS) -> dict[str, Any]:
         load = _load()
         plain: dict[str, Any] = _rate(median_seconds(lambda: _plain_loop(root)), docs, size)
         plain["cpu_seconds"] = _plain_cpu(root)
+        plain["table_loop_cpu_s"] = _table_cpu(root)
         plain["machine_load_before"] = load
         figures: dict[str, Any] = {
             "what": (
