@@ -43,7 +43,10 @@ cluster with 1 TaskManager (1 slot), through ``benchmarks/scale.py``'s cluster a
 ``python -m benchmarks --only pipeline``). ``flink_1tm.vs_plain_loop`` gives wall-clock (total
 and steady, i.e. without the start-up job as scale.py defines it) and CPU ratios (TaskManager
 JVM + SDK worker + parse helper, from /proc) to the plain loop, per TaskManager slot. Full runs
-go to ``results/history/pipeline-flink-<date>.json``.
+go to ``results/history/pipeline-flink-<date>.json``. The Flink workers run the engine
+venv of ``tests/engines/provision.py``, which installs the compiled core's wheel only under
+``KEBAB_REQUIRE_CORE=1`` (``./run_local.sh`` sets it when it built the core); without it they
+take the Python path, so run the Flink case through ``./run_local.sh bench`` or with it set.
 """
 
 from __future__ import annotations
