@@ -18,7 +18,8 @@ per-input time limit and a memory limit around :func:`check`.
 When the compiled core is installed, the target ``core-markdown`` is differential: the
 Markdown rows of :func:`~kebab_chunk.table.chunk_table` under the md-heading engine labels
 through the core must equal those of the Python path (or both must raise the same error
-type), and a panic in the core shows as its warning.
+type), so must what the job's helper gives (spill entries and outcome), and a panic in the
+core shows as its warning.
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ from pathlib import Path
 
 from kebab_chunk._core import installed, using
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker
+from kebab_chunk.elements import RawDocument
 from kebab_chunk.errors import ParseError
 from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.model.ids import content_hash
 from kebab_chunk.model.spans import LineSpan
+from kebab_chunk.parsers.base import DEFAULT_LIMITS
 from kebab_chunk.parsers.decode import decode_text
 from kebab_chunk.parsers.registry import detect_media_type, parse_document, parser_versions
+from kebab_chunk.runtime.tasks import ChunkTask, ParseChunkTask, ParseTask
 from kebab_chunk.table import chunk_table
 
 __all__ = ["POLICY", "Target", "check", "seed_files", "targets"]
@@ -143,9 +148,26 @@ def _check_core(target: Target, data: bytes) -> None:
             got = _outcome(data, target, label, "native")
             want = _outcome(data, target, label, "python")
             assert got == want, (label, got if isinstance(got, str) else "rows differ")
+        got, want = _helper(data, target, "native"), _helper(data, target, "python")
+        assert got == want, ("helper", got if isinstance(got, str) else "entries differ")
     finally:
         logger.removeHandler(handler)
     assert not panics, panics[0]
+
+
+def _helper(data: bytes, target: Target, mode: str) -> object:
+    """What the job's helper gives for ``data`` under both md-heading engine labels (spill
+    entries, outcome, error rows), or the name of what it raised."""
+    raw = RawDocument(target.uri, target.media_type, content_hash(data), data)
+    chunkers = {label: get_chunker(label) for label in _CORE_LABELS}
+    task = ParseChunkTask(
+        ParseTask(None, DEFAULT_LIMITS), ChunkTask(_CORE_LABELS, POLICY, chunkers, encode=True)
+    )
+    with using(mode):
+        try:
+            return task.run(raw, lambda stage, note: None)
+        except Exception as error:  # compared between the paths
+            return type(error).__name__
 
 
 def _outcome(data: bytes, target: Target, label: str, mode: str) -> object:
