@@ -160,16 +160,6 @@ def _table_loop(root: Path) -> None:
         chunk_tables(documents, label)
 
 
-def _table_cpu(root: Path) -> float:
-    """Best-of-3 CPU seconds of the table loop (one process)."""
-    runs = []
-    for _ in range(3):
-        start = time.process_time()
-        _table_loop(root)
-        runs.append(time.process_time() - start)
-    return min(runs)
-
-
 def _rate(seconds: float, docs: int, size: int) -> dict[str, float]:
     return {"seconds": seconds, "docs_per_s": docs / seconds, "mb_per_s": size / 1e6 / seconds}
 
@@ -287,14 +277,24 @@ def _timed_job(
     return rate
 
 
-def _plain_cpu(root: Path) -> float:
-    """Best-of-3 CPU seconds of the plain loop (one process)."""
+def _best_cpu(loop: Any, root: Path) -> float:
+    """Best-of-3 CPU seconds of ``loop(root)`` (one process)."""
     runs = []
     for _ in range(3):
         start = time.process_time()
-        _plain_loop(root)
+        loop(root)
         runs.append(time.process_time() - start)
     return min(runs)
+
+
+def _plain_cpu(root: Path) -> float:
+    """Best-of-3 CPU seconds of the plain loop."""
+    return _best_cpu(_plain_loop, root)
+
+
+def _table_cpu(root: Path) -> float:
+    """Best-of-3 CPU seconds of the table loop."""
+    return _best_cpu(_table_loop, root)
 
 
 def _cpu_ratios(

@@ -27,6 +27,20 @@ pub struct Names<'n> {
     pub policy_hash: &'n str,
 }
 
+impl<'n> Names<'n> {
+    /// The row's first six fields: `chunk_id` to `parser_version`.
+    fn leading(&self, row: &Row<'n>) -> [&'n str; 6] {
+        [
+            row.chunk_id,
+            self.doc_id,
+            self.source_uri,
+            self.label,
+            self.policy_hash,
+            PARSER,
+        ]
+    }
+}
+
 /// The spill entries of the rows written so far, with scratch buffers reused per row.
 #[derive(Default)]
 pub struct Entries {
@@ -158,14 +172,7 @@ impl Entries {
         // record digest: the whole row
         json.clear();
         json.push('[');
-        for s in [
-            row.chunk_id,
-            names.doc_id,
-            names.source_uri,
-            names.label,
-            names.policy_hash,
-            PARSER,
-        ] {
+        for s in names.leading(row) {
             push_json_str(json, s);
             json.push(',');
         }
@@ -198,14 +205,7 @@ impl Entries {
         // the row tuple, marshal format 2
         out.push(b'M');
         m_tuple(&mut out, 16);
-        for s in [
-            row.chunk_id,
-            names.doc_id,
-            names.source_uri,
-            names.label,
-            names.policy_hash,
-            PARSER,
-        ] {
+        for s in names.leading(row) {
             m_str(&mut out, s);
         }
         m_int(&mut out, row.position as i64);
