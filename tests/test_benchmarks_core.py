@@ -17,12 +17,21 @@ OURS = "ours core: md-heading-v2"
 
 def test_the_verdict_names_each_corpus_that_falls_short() -> None:
     races: dict[str, dict[str, Any]] = {
-        "fast": {OURS: {f"vs {STS}": 1.4}},
-        "slow": {OURS: {f"vs {STS}": 0.5}},
+        "fast": {OURS: {"MB/s (cpu)": 14.0}, STS: {"MB/s (cpu)": 10.0}},
+        "slow": {OURS: {"MB/s (cpu)": 5.0}, STS: {"MB/s (cpu)": 10.0}},
     }
     assert bench_core.verdict(races) == "NOT met: slow 0.50x"
     assert bench_core.verdict({"fast": races["fast"]}) == "met"
     assert bench_core.verdict({"x": {OURS: {"not run": "absent"}}}).startswith("not judged")
+
+
+def test_hybrid_v3_is_judged_against_semchunk() -> None:
+    hybrid, semchunk = bench_core.HYBRID, bench_core.SEMCHUNK
+    races: dict[str, dict[str, Any]] = {
+        "a": {hybrid: {"MB/s (cpu)": 3.0}, semchunk: {"MB/s (cpu)": 12.0}, OURS: {}},
+    }
+    assert bench_core.verdict(races, hybrid, semchunk) == "NOT met: a 0.25x"
+    assert bench_core.HYBRID in bench_core.CONTENDERS
 
 
 def test_a_contender_that_cannot_run_is_reported_not_dropped(
