@@ -247,9 +247,18 @@ def row_to_document(row: Mapping[str, Any]) -> DocumentRow:
 
 
 def documents_table(documents: Iterable[DocumentRow]) -> pa.Table:
-    """A documents part-file table, rows sorted by ``source_uri`` (one row per file)."""
-    rows = [document_to_row(d) for d in sorted(documents, key=lambda d: d.source_uri)]
-    return pa.Table.from_pylist(rows, schema=DOCUMENT_SCHEMA)
+    """A documents part-file table, rows sorted by ``source_uri`` (one row per file).
+
+    The table of :func:`document_to_row`'s rows, built a column at a time: pairs and index
+    entries are tuples, which Arrow reads as structs by position, so no dict is made per
+    row (the writer of the manifest's documents makes one row per file of the corpus).
+    """
+    rows = sorted(documents, key=lambda d: d.source_uri)
+    arrays = [
+        pa.array([getattr(d, field.name) for d in rows], type=field.type, memory_pool=_POOL)
+        for field in DOCUMENT_SCHEMA
+    ]
+    return pa.Table.from_arrays(arrays, schema=DOCUMENT_SCHEMA)
 
 
 def chunks_table(chunks: Iterable[Chunk]) -> pa.Table:

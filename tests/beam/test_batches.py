@@ -55,11 +55,20 @@ def test_packs_give_back_every_record_once_across_bundles() -> None:
         assert all(bucket_of(key, 8) == bucket for key, _ in unpack_records([pack]))
     # one element per bucket and bundle, compressed well below the records' size
     assert len(packs) <= 8 * 5
-    size = sum(len(b) for _, (blocks, pending) in packs for b in blocks) + sum(
-        len(pending) for _, (_, pending) in packs
-    )
+    size = sum(len(block) for _, blocks in packs for block in blocks)
     assert size < len(repr(records)) // 3
     assert Counter(unpack_records([pack_records(records)])) == Counter(records)
+
+
+def test_records_sharing_values_and_records_larger_than_a_block_come_back_equal() -> None:
+    """One pickler writes a block's records, so a value two records share is written once
+    and read back in both; a record alone over the block size is a block of its own."""
+    shared = ("md-heading-v3", "x" * 100)
+    big = "y" * (3 * 16 * 1024)
+    records = [(f"doc{i}.md", (shared, i, big if i % 50 == 7 else "")) for i in range(400)]
+    packed = pack_records(records)
+    assert len(packed) > 1
+    assert list(unpack_records([packed])) == records
 
 
 def test_the_grouping_sees_one_element_per_bucket() -> None:
@@ -111,9 +120,7 @@ def test_a_run_writes_the_same_bytes_with_many_files_per_bucket(
 
     def listing(output: Path) -> tuple[Any, Any]:
         manifest = run(str(corpus), str(output), beam_args=runner).manifest
-        files = {
-            e["path"]: e["blake3"] for kind in manifest["outputs"].values() for e in kind
-        }
+        files = {e["path"]: e["blake3"] for kind in manifest["outputs"].values() for e in kind}
         return files, manifest["accounting"]
 
     default = listing(tmp_path / "default")

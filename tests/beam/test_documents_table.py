@@ -18,10 +18,13 @@ import shutil
 from pathlib import Path
 
 import apache_beam as beam
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from blake3 import blake3
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kebab_chunk.beam.manifest import EQUATION, WriteDocuments, WriteManifest
 from kebab_chunk.beam.write import part_name
@@ -197,9 +200,7 @@ def test_a_documents_file_without_the_chunk_index_still_reads(
     assert column.null_count == 0 and column.to_pylist() == [[]] * table.num_rows
     new_rows, old_rows = _rows(out), _rows(old)
     assert {u: r.chunk_index for u, r in old_rows.items()} == dict.fromkeys(new_rows, ())
-    assert {
-        u: dataclasses.replace(r, chunk_index=()) for u, r in new_rows.items()
-    } == old_rows
+    assert {u: dataclasses.replace(r, chunk_index=()) for u, r in new_rows.items()} == old_rows
     assert [d.chunk_index for d in api_read_documents(old)] == [()] * len(old_rows)
     assert row_to_document({**table.to_pylist()[0], "chunk_index": None}).chunk_index == ()
 
@@ -272,6 +273,39 @@ def test_rows_round_trip_and_lone_surrogates_are_stored_as_valid_utf8() -> None:
     assert row_to_document(documents_table([row]).to_pylist()[0]) == row
 
 
+_TEXT = st.text(max_size=6)
+_NAMES = st.text(min_size=1, max_size=6)
+_ROWS = st.builds(
+    DocumentRow,
+    source_uri=_NAMES,
+    doc_id=st.none() | _TEXT,
+    media_type=st.none() | _TEXT,
+    parser_version=st.none() | _TEXT,
+    content_hash=st.none() | _TEXT,
+    size_bytes=st.integers(0, 2**40),
+    title=st.none() | _TEXT,
+    front_matter=st.none() | _TEXT,
+    warnings=st.lists(_TEXT, max_size=3).map(tuple),
+    pages=st.none() | st.integers(0, 10**6),
+    blocks=st.none() | st.integers(0, 10**6),
+    chunks_by_label=st.lists(st.tuples(_NAMES, st.integers(0, 99)), max_size=3).map(tuple),
+    status=_NAMES,
+    errors=st.lists(st.tuples(_NAMES, _NAMES), max_size=2).map(tuple),
+    chunk_index=st.lists(st.builds(IndexEntry, _NAMES, _NAMES, _NAMES, _NAMES), max_size=3).map(
+        tuple
+    ),
+)
+
+
+@given(st.lists(_ROWS, max_size=8))
+def test_the_table_is_the_one_of_the_rows_as_dicts(rows: list[DocumentRow]) -> None:
+    """``documents_table`` builds columns from the rows directly; it writes the bytes of
+    the table of :func:`document_to_row`'s dicts (what it did first)."""
+    ordered = sorted(rows, key=lambda r: r.source_uri)
+    by_dicts = pa.Table.from_pylist([document_to_row(r) for r in ordered], schema=DOCUMENT_SCHEMA)
+    assert parquet_bytes(documents_table(rows)) == parquet_bytes(by_dicts)
+
+
 def _row(uri: str) -> DocumentRow:
     return DocumentRow(
         uri, None, None, None, None, 1, None, None, (), None, None, (), "error", (("read", "x"),)
@@ -328,6 +362,7 @@ def test_records_no_single_processing_gives_make_the_accounting_fail(tmp_path: P
     ]
     outcomes = [outcome(u) for u in ("twice.md", "read-and-chunked.md", "skip-and-parsed.md")]
     outcomes.append(outcome("ok.md"))
+
     def one_chunk(uri: str) -> tuple[str, tuple[str, int, str]]:
         entry = IndexEntry("md-heading-v2", doc_id(uri), "c" * 16, "r" * 16)
         return uri, ("md-heading-v2", 1, packed_line(entry))
