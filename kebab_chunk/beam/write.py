@@ -73,6 +73,7 @@ from kebab_chunk.elements import EncodedChunks, WrittenFile
 from kebab_chunk.model import Chunk
 from kebab_chunk.output.digest import DigestSink, digest_bytes
 from kebab_chunk.output.layout import CHUNK_ROWS_PER_FILE, part_name, shard_count
+from kebab_chunk.output.part_rows import PartRows, core_part_rows
 from kebab_chunk.output.records import ErrorRecord
 from kebab_chunk.output.schema import (
     PARTITION_COLUMN,
@@ -246,6 +247,14 @@ def _unique_rows(
             errors.extend(conflict_errors(label, chunk_id, chunks))
 
 
+def _core_rows(chains: list[list[Segment]]) -> PartRows | None:
+    """The compiled core's table of a shard (kebab_chunk/output/part_rows.py) when its
+    segments are local files; None for the Python path."""
+    if any(FileSystems.get_scheme(path) is not None for chain in chains for path, _, _ in chain):
+        return None
+    return core_part_rows(chains)
+
+
 class _WritePartFn(beam.DoFn):
     """Merges one shard's segments, checks ids and writes the part file."""
 
@@ -259,12 +268,19 @@ class _WritePartFn(beam.DoFn):
         chains: dict[int, list[tuple[int, Segment]]] = defaultdict(list)
         for group, run, segment in filter(None, located):
             chains[group].append((run, segment))
-        entries = merged_segments(
-            [[segment for _, segment in sorted(chains[g])] for g in sorted(chains)]
-        )
-        per_source: dict[str, list[str]] = defaultdict(list)
+        ordered = [[segment for _, segment in sorted(chains[g])] for g in sorted(chains)]
         errors: list[ErrorRecord] = []
-        table = rows_table(_unique_rows(label, entries, per_source, errors))
+        fast = _core_rows(ordered)
+        if fast is not None:
+            table, counts = fast
+        else:
+            per_source: dict[str, list[str]] = defaultdict(list)
+            rows = _unique_rows(label, merged_segments(ordered), per_source, errors)
+            table = rows_table(rows)
+            counts = [
+                (uri, len(lines), "\n".join(lines)) for uri, lines in sorted(per_source.items())
+            ]
+            del per_source
         _return_free_memory()  # the decoded rows' pages, before the Parquet writer's
         relative = f"chunks/{PARTITION_COLUMN}={label}/{self._prefix}{part_name(index, count)}"
         path = f"{self._output}/{relative}"
@@ -276,8 +292,8 @@ class _WritePartFn(beam.DoFn):
         _return_free_memory()
         metrics.inc(metrics.keyed("chunks", label), rows)
         yield WrittenFile(relative, rows, sink.size, sink.digest)
-        for uri, lines in sorted(per_source.items()):  # each in chunk_id order already
-            yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, len(lines), "\n".join(lines))))
+        for uri, n, lines in counts:  # lines in chunk_id order
+            yield pvalue.TaggedOutput(CHUNK_COUNTS, (uri, (label, n, lines)))
         for error in errors:
             yield pvalue.TaggedOutput(ERRORS, error)
 

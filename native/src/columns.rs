@@ -54,7 +54,7 @@ impl Buffer {
     }
 }
 
-fn buffer(py: Python<'_>, data: Vec<u8>) -> PyResult<Bound<'_, Buffer>> {
+pub(crate) fn buffer(py: Python<'_>, data: Vec<u8>) -> PyResult<Bound<'_, Buffer>> {
     Bound::new(py, Buffer { data })
 }
 
@@ -73,9 +73,9 @@ pub fn repeated<'py>(
 }
 
 /// A `string` column: offsets and UTF-8 data.
-struct Strings {
-    offsets: Vec<i32>,
-    data: Vec<u8>,
+pub(crate) struct Strings {
+    pub(crate) offsets: Vec<i32>,
+    pub(crate) data: Vec<u8>,
 }
 
 impl Default for Strings {
@@ -93,7 +93,7 @@ impl Strings {
         self.offsets.truncate(items + 1);
     }
 
-    fn push(&mut self, s: &str) {
+    pub(crate) fn push(&mut self, s: &str) {
         self.data.extend_from_slice(s.as_bytes());
         self.offsets
             .push(i32::try_from(self.data.len()).expect("a column under 2 GiB"));
@@ -101,9 +101,9 @@ impl Strings {
 }
 
 /// A `list<string>` column: list offsets over a string column.
-struct StringLists {
-    offsets: Vec<i32>,
-    items: Strings,
+pub(crate) struct StringLists {
+    pub(crate) offsets: Vec<i32>,
+    pub(crate) items: Strings,
 }
 
 impl Default for StringLists {
@@ -121,7 +121,7 @@ impl StringLists {
         self.offsets.truncate(lists + 1);
     }
 
-    fn push<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
+    pub(crate) fn push<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
         for item in items {
             self.items.push(item);
         }
@@ -152,7 +152,7 @@ pub struct Columns {
     position: Vec<i64>,
 }
 
-fn le_i32(values: &[i32]) -> Vec<u8> {
+pub(crate) fn le_i32(values: &[i32]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * 4);
     for v in values {
         out.extend_from_slice(&v.to_le_bytes());
@@ -160,7 +160,7 @@ fn le_i32(values: &[i32]) -> Vec<u8> {
     out
 }
 
-fn le_i64(values: &[i64]) -> Vec<u8> {
+pub(crate) fn le_i64(values: &[i64]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * 8);
     for v in values {
         out.extend_from_slice(&v.to_le_bytes());

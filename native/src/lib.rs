@@ -23,6 +23,7 @@ mod markdown;
 mod mdchunk;
 mod media;
 mod scan;
+mod shard;
 mod split;
 mod text;
 
@@ -349,6 +350,17 @@ fn repeat_string<'py>(
     columns::repeated(py, value, count)
 }
 
+/// One shard's part-file rows from its sorted spill segments (`native/src/shard.rs`):
+/// `{column: buffers, "counts": [(source_uri, rows, index lines)]}`, or None where the
+/// Python path must write the shard.
+#[pyfunction]
+fn shard_rows<'py>(
+    py: Python<'py>,
+    chains: Vec<Vec<shard::Segment>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    shard::shard_rows(py, chains)
+}
+
 /// Every code point the core reads as whitespace (for the test that it is Python's set).
 #[pyfunction]
 fn whitespace() -> Vec<u32> {
@@ -381,7 +393,7 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // Raised with every change to a function's arguments or results; `kebab_chunk._core.API`
     // must match, so a stale build is left unused rather than called wrongly.
-    m.add("API", 2)?;
+    m.add("API", 3)?;
     m.add_function(wrap_pyfunction!(split_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_markdown, m)?)?;
@@ -391,5 +403,6 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repeat_string, m)?)?;
     m.add_function(wrap_pyfunction!(separator_starts, m)?)?;
     m.add_function(wrap_pyfunction!(inject_fault, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_rows, m)?)?;
     Ok(())
 }
