@@ -20,7 +20,6 @@ Everything goes through FileSystems, so ``gs://`` and ``s3://`` outputs work the
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import struct
 from collections import defaultdict
@@ -29,6 +28,7 @@ from contextlib import ExitStack, closing
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from blake3 import blake3
 
 from kebab_chunk.output.layout import TEMP_PREFIX, chunk_shard
 from kebab_chunk.output.spill_entry import SEP, entry_id, entry_record, make_entry
@@ -52,6 +52,8 @@ __all__ = [
 #: Most spill files a merge reads at once; more are first merged in passes.
 DEFAULT_FAN_IN = 256
 _LENGTH = struct.Struct("<I")
+#: Bytes before each entry in a spill or run file (its length).
+SPILL_HEADER = _LENGTH.size
 _RAW = CompressionTypes.UNCOMPRESSED
 _MIME = "application/octet-stream"
 #: One shard's entries in a run file: (path, byte offset, byte length).
@@ -59,25 +61,47 @@ Segment = tuple[str, int, int]
 
 
 def _name(kind: str, *parts: bytes) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        digest.update(_LENGTH.pack(len(part)))
-        digest.update(part)
-    return f"{kind}-{digest.hexdigest()}.bin"
+    return _file_name(kind, _hasher(parts))
+
+
+def _hasher(parts: Sequence[bytes]) -> blake3:
+    """blake3 (the ids' hash, and several times blake2b's speed on a spill's megabytes)
+    of the length-prefixed ``parts``."""
+    return blake3(_framed(parts))
+
+
+def _file_name(kind: str, digest: blake3) -> str:
+    return f"{kind}-{digest.hexdigest(length=16)}.bin"
 
 
 def write_spill(directory: str, label: str, entries: list[bytes]) -> str:
     """Sort ``entries`` (in place) and write them as one spill file; returns its path.
 
     Named by a hash of the label and the entries, taken in a first pass, so the file is
-    written entry by entry without a second in-memory copy of the buffer.
+    written a block of entries at a time without a second in-memory copy of the buffer.
     """
     entries.sort()
-    path = f"{directory}/{_name('spill', label.encode(), *entries)}"
+    # the file's bytes are the length-prefixed entries, which is also what the name hashes
+    # after the label: both passes frame them a block at a time (no second copy of the
+    # buffer, and a few calls per block rather than per entry)
+    digest = _hasher([label.encode()])
+    for block in _blocks(entries):
+        digest.update(block)
+    path = f"{directory}/{_file_name('spill', digest)}"
     with FileSystems.create(path, mime_type=_MIME, compression_type=_RAW) as f:
-        for entry in entries:
-            f.write(_LENGTH.pack(len(entry)) + entry)
+        for block in _blocks(entries):
+            f.write(block)
     return path
+
+
+def _framed(parts: Sequence[bytes]) -> bytes:
+    pack = _LENGTH.pack
+    return b"".join([pack(len(part)) + part for part in parts])
+
+
+def _blocks(entries: Sequence[bytes], size: int = 1024) -> Iterator[bytes]:
+    for start in range(0, len(entries), size):
+        yield _framed(entries[start : start + size])
 
 
 def _read(path: str, offset: int = 0, length: int | None = None) -> Generator[bytes, None, None]:

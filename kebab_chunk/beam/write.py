@@ -58,6 +58,7 @@ from kebab_chunk.beam import metrics
 from kebab_chunk.beam.coders import ROW_FIELDS, decode_chunk, decode_row
 from kebab_chunk.beam.spill import (
     DEFAULT_FAN_IN,
+    SPILL_HEADER,
     TEMP_PREFIX,
     Segment,
     entry_id,
@@ -103,8 +104,8 @@ CHUNK_COUNTS = "chunk_counts"
 ERRORS = "errors"
 
 _SOURCE = ROW_FIELDS.index("source_uri")
-#: A spill as it travels: (label, spill path, rows in it).
-_Spill = tuple[str, str, int]
+#: A spill as it travels: (label, spill path, rows in it, its bytes).
+_Spill = tuple[str, str, int, int]
 #: A split work item: (label, shard count, group number, the group's spill paths).
 _SplitTask = tuple[str, int, int, tuple[str, ...]]
 #: A shard: (label, shard index, shard count).
@@ -177,27 +178,40 @@ class _SpillFn(beam.DoFn):
         buffers, self._buffers, self._size = self._buffers, defaultdict(list), 0
         for label in sorted(buffers):
             entries = buffers.pop(label)
-            yield label, write_spill(self._temp_dir, label, entries), len(entries)
+            size = sum(map(len, entries)) + SPILL_HEADER * len(entries)
+            yield label, write_spill(self._temp_dir, label, entries), len(entries), size
             del entries
         _return_free_memory()
 
 
 class _PlanShardsFn(beam.DoFn):
     """Per label: the shard count from its spills' rows, one split task per group of
-    spill files, and (tagged ``shards``) a marker per shard."""
+    spill files, and (tagged ``shards``) a marker per shard.
+
+    A label with one part file and at most ``fan_in`` spill files skips the split pass:
+    each spill file (sorted) is a chain of its own for the part writer, tagged ``shards``
+    as the split would have located it (the same entries merged in the same order, one
+    read and write pass over them fewer).
+    """
 
     def __init__(self, temp_dir: str, rows_per_file: int, fan_in: int) -> None:
         self._temp_dir = temp_dir
         self._rows_per_file = rows_per_file
         self._fan_in = fan_in
 
-    def process(self, element: tuple[str, Iterable[tuple[str, int] | None]]) -> Iterator[Any]:
+    def process(self, element: tuple[str, Iterable[tuple[str, int, int] | None]]) -> Iterator[Any]:
         label, spills = element
         listed = [s for s in spills if s is not None]
-        n = shard_count(sum(rows for _, rows in listed), self._rows_per_file)
+        n = shard_count(sum(rows for _, rows, _ in listed), self._rows_per_file)
         fan_in = self._fan_in
-        paths = merge_to_fan_in(self._temp_dir, (p for p, _ in listed), fan_in, fan_in**2)
+        sizes = {path: size for path, _, size in listed}
+        paths = merge_to_fan_in(self._temp_dir, sizes, fan_in, fan_in**2)
         groups = -(-len(paths) // fan_in)
+        if n == 1 and groups == 1:  # one part file: its writer merges the spills themselves
+            for i, path in enumerate(paths):
+                located = (i, 0, (path, 0, sizes[path]))
+                yield pvalue.TaggedOutput(_SHARDS, ((label, 0, 1), located))
+            groups = 0
         for g in range(groups):  # near-equal groups, so the splits take similar time
             cut = slice(g * len(paths) // groups, (g + 1) * len(paths) // groups)
             yield label, n, g, tuple(paths[cut])
@@ -374,7 +388,7 @@ class WriteChunks(beam.PTransform[ChunkSources, dict[str, PCollection[Any]]]):
             if len(spilled) == 1
             else tuple(spilled) | "Merge spills of every source" >> beam.Flatten()
         )
-        spills = merged | "Key spills by label" >> beam.Map(lambda s: (s[0], (s[1], s[2])))
+        spills = merged | "Key spills by label" >> beam.Map(lambda s: (s[0], s[1:]))
         markers = (
             sources[0].pipeline
             | "Run labels" >> beam.Create(self._labels)

@@ -102,6 +102,20 @@ def test_many_spills_many_shards_and_merge_passes_give_the_single_buffer_bytes(
     assert _files(tmp_path / "default") == expected
 
 
+@pytest.mark.parametrize("mode", ["python", "auto"], ids=["python-writer", "core-writer"])
+def test_one_part_file_merged_from_its_spill_files_gives_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A label with one part file and at most ``fan_in`` spill files skips the split
+    pass: the part writer merges the spill files themselves, each its own chain. Here a
+    spill per row (dozens of chains per label, duplicates among them) gives the bytes of
+    the single-buffer write, with the Python writer and (when built) the core's."""
+    monkeypatch.setenv("KEBAB_CORE", mode)
+    inputs = [*CHUNKS, *CHUNKS[::7]]  # identical duplicates in other spill files
+    _write(tmp_path, inputs, LABELS, rows_per_file=10_000, spill_bytes=1, fan_in=256)
+    assert _files(tmp_path) == _reference(CHUNKS, LABELS, 10_000)
+
+
 def test_labels_without_chunks_get_one_empty_part_file(tmp_path: Path) -> None:
     _write(tmp_path, [], ("md-heading-v1",), **TINY)
     assert _files(tmp_path) == _reference([], ("md-heading-v1",), 10)
