@@ -60,6 +60,7 @@ from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.output.snapshots import snapshot_prefix
 from kebab_chunk.parsers.base import DEFAULT_LIMITS, ParseLimits
 from kebab_chunk.parsers.registry import MediaTypeMap, ParserChoice
+from kebab_chunk.runtime.gc_freeze import frozen_while_running
 
 __all__ = [
     "DEFAULT_CORPUS_FILTER",
@@ -366,7 +367,11 @@ def execute(config: RunConfig, beam_args: Sequence[str], output: str) -> Pipelin
     def count() -> int | None:
         return count_selected_files(config.corpus, config.corpus_filter)
 
-    with launch_progress(options, count) as progress, progress.activate():
+    with (
+        launch_progress(options, count) as progress,
+        progress.activate(),
+        frozen_while_running(),  # the in-memory DirectRunner works in this process
+    ):
         try:
             result = p.run()
         except (RuntimeError, ValueError) as exc:

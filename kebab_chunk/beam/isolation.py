@@ -18,6 +18,7 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.utils.windowed_value import WindowedValue
 
+from kebab_chunk.runtime.gc_freeze import freeze_process
 from kebab_chunk.runtime.helper import HelperTask
 from kebab_chunk.runtime.supervisor import Finished, InlineRunner, IsolatedRunner
 
@@ -52,6 +53,7 @@ class IsolatedDoFn(beam.DoFn):
         raise NotImplementedError
 
     def setup(self) -> None:
+        freeze_process()  # a runner's SDK worker: what it holds now lives as long as it does
         if self._isolate:
             self._runner = IsolatedRunner(
                 self._task, budgets_s=self._budgets_s, max_memory_mb=self._max_memory_mb

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from kebab_chunk.runtime.gc_freeze import freeze_process
+
 __all__ = [
     "HEADER",
     "MSG_DONE",
@@ -177,6 +179,7 @@ def helper_main(
     os.environ["RUST_BACKTRACE"] = "0"
     task: HelperTask = pickle.loads(serialized_task)
     task.setup()
+    freeze_process()  # what setup imported lives as long as the helper (gc_freeze.py)
     # Set aside before the guard, given back when memory runs out, so that the helper can
     # still report the document as out of memory instead of dying without a word.
     reserve = bytearray(_RESERVE_BYTES)

@@ -7,6 +7,7 @@ tell which helper process did the work.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable
@@ -22,7 +23,8 @@ class ScriptedTask:
     ``("a", "hang")`` busy-loops in stage 0; ``("a", "crash")`` kills the helper;
     ``("a", "raise")`` raises ValueError; ``("a", "oom")`` raises MemoryError (as the memory
     guard does); ``("a", "hang-later")`` enters stage 1 with the note ``"parsed a"`` and
-    then busy-loops there.
+    then busy-loops there; ``("a", "frozen")`` returns ``(name, objects the collector has
+    frozen)``.
     """
 
     def setup(self) -> None:
@@ -41,6 +43,8 @@ class ScriptedTask:
             raise ValueError(f"scripted failure of {name}")
         elif action == "oom":
             raise MemoryError
+        elif action == "frozen":
+            return (name, gc.get_freeze_count())
         elif action == "hang-later":
             enter(1, f"parsed {name}")
             while True:
