@@ -10,7 +10,9 @@ Dataflow / Flink UI while the job runs; the manifest is the durable record.
 
 from __future__ import annotations
 
+import functools
 import os
+from typing import Any
 
 from apache_beam.metrics.metric import Metrics
 
@@ -27,11 +29,22 @@ def keyed(name: str, key: str) -> str:
     return f"{name}[{key}]"
 
 
+@functools.lru_cache(maxsize=1024)
+def _counter(name: str) -> Any:
+    # A metric object only names the metric: each update goes to the container of the
+    # bundle running at that moment, so one object per name serves every bundle (making
+    # one per update was a visible share of the worker's CPU per document).
+    return Metrics.counter(NAMESPACE, name)
+
+
 def inc(name: str, n: int = 1) -> None:
     """Add ``n`` to the counter ``kebab_chunk/<name>``."""
-    Metrics.counter(NAMESPACE, name).inc(n)
+    _counter(name).inc(n)
+
+
+_WORKERS = Metrics.distribution(NAMESPACE, WORKER_PID)
 
 
 def record_worker() -> None:
     """Record the current process id in the :data:`WORKER_PID` distribution."""
-    Metrics.distribution(NAMESPACE, WORKER_PID).update(os.getpid())
+    _WORKERS.update(os.getpid())
