@@ -464,9 +464,19 @@ class _ReadFn(beam.DoFn):
         self._guard_roots = tuple(sorted(guard_roots, key=len, reverse=True))
         self._media = media_types
         self._skip = skip_unsupported
+        self._real_roots: dict[str, str] = {}
 
     def _guard_root(self, path: str) -> str:
         return next((r for r in self._guard_roots if path.startswith(r)), self._root)
+
+    def _real_root(self, path: str) -> str:
+        """The real path of ``path``'s guard root, resolved once per root and worker: every
+        file under it is judged against the root as the worker first found it."""
+        root = self._guard_root(path)
+        real = self._real_roots.get(root)
+        if real is None:
+            real = self._real_roots[root] = os.path.realpath(root)
+        return real
 
     def _refused(self, uri: str, size: int, error_type: str, message: str) -> Iterator[object]:
         media_type = self._media.detect(uri)
@@ -514,8 +524,7 @@ class _ReadEntryFn(_ReadFn):
             yield from self._refused(uri, 0, entry.refused, message)
             return
         try:
-            real_root = os.path.realpath(self._guard_root(entry.path))
-            local = read_local(entry.path, real_root, uri, self._max)
+            local = read_local(entry.path, self._real_root(entry.path), uri, self._max)
         except ReadRefused as refused:
             yield from self._refused(uri, 0, refused.error_type, refused.message)
             return
@@ -562,7 +571,7 @@ class _ReadAgainFn(_ReadFn):
         if _is_local(self._root):
             path = os.path.join(self._root, os.fsdecode(uri_path_bytes(uri)))
             try:
-                local = read_local(path, os.path.realpath(self._guard_root(path)), uri, self._max)
+                local = read_local(path, self._real_root(path), uri, self._max)
             except ReadRefused as refused:
                 yield pvalue.TaggedOutput(
                     ERRORS,
