@@ -205,6 +205,43 @@ def _read_upto(fd: int, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def _open_plain_file(path: str) -> int | None:
+    """A descriptor of ``path`` when it is a regular file and no link (``lstat``), opened
+    at once; else None, and :func:`read_local` looks closer before opening anything.
+
+    Opening a regular file has no effect, and whatever it turns out to be, the descriptor
+    checks of :func:`read_local` judge it: a listed path has no linked folder in it (the
+    listing enters none), and one swapped in since is caught by the descriptor's real path.
+    A failed open also goes the long way, so its error row is the one the closer look gives.
+    """
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        return os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+
+
+def _open_checked(path: str, real_root: str, uri: str) -> int:
+    """Open ``path`` after a cheap look, so what is plainly dangling, outside or special
+    is not even opened (opening some devices has effects); the descriptor is checked
+    again by :func:`read_local`."""
+    try:
+        if not os.path.exists(path) and os.path.islink(path):
+            raise ReadRefused(BROKEN_SYMLINK, _broken_message(uri))
+        if not _inside(os.path.realpath(path), real_root):
+            raise ReadRefused(SYMLINK_OUTSIDE_CORPUS, _outside_message(uri))
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ReadRefused(NOT_A_REGULAR_FILE, _not_regular_message(uri))
+        return os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if os.path.islink(path) and not os.path.exists(path):
+            raise ReadRefused(BROKEN_SYMLINK, _broken_message(uri)) from None
+        raise ReadRefused(
+            type(exc).__name__, f"cannot read {uri}: {exc.strerror or type(exc).__name__}."
+        ) from None
+
+
 def read_local(path: str, real_root: str, uri: str, max_bytes: int) -> LocalFile:
     """Read the local file ``path`` once, deciding from the open descriptor.
 
@@ -214,22 +251,9 @@ def read_local(path: str, real_root: str, uri: str, max_bytes: int) -> LocalFile
     ``max_bytes`` is not read whole: ``raw`` is None. Never blocks: the open is
     non-blocking and nothing but a regular file is read.
     """
-    try:
-        # A cheap look first, so what is plainly dangling, outside or special is not even
-        # opened (opening some devices has effects); the descriptor is checked again below.
-        if not os.path.exists(path) and os.path.islink(path):
-            raise ReadRefused(BROKEN_SYMLINK, _broken_message(uri))
-        if not _inside(os.path.realpath(path), real_root):
-            raise ReadRefused(SYMLINK_OUTSIDE_CORPUS, _outside_message(uri))
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise ReadRefused(NOT_A_REGULAR_FILE, _not_regular_message(uri))
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if os.path.islink(path) and not os.path.exists(path):
-            raise ReadRefused(BROKEN_SYMLINK, _broken_message(uri)) from None
-        raise ReadRefused(
-            type(exc).__name__, f"cannot read {uri}: {exc.strerror or type(exc).__name__}."
-        ) from None
+    fd = _open_plain_file(path)
+    if fd is None:
+        fd = _open_checked(path, real_root, uri)
     try:
         held = os.fstat(fd)
         if not stat.S_ISREG(held.st_mode):

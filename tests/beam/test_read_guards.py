@@ -335,3 +335,21 @@ def test_error_messages_carry_no_host_paths_or_process_ids(tmp_path: Path) -> No
     for message in messages:
         assert str(tmp_path) not in message and "/proc/" not in message, message
         assert str(os.getpid()) not in message, message
+
+
+def test_a_folder_swapped_for_a_link_after_listing_never_yields_the_outside_text(
+    tmp_path: Path,
+) -> None:
+    """A listed path's file is a regular file with no link, so it is opened at once; when
+    its folder became a link to outside meanwhile, the descriptor's real path refuses it,
+    with the error row the closer look gave before opening."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.md").write_text("inside")
+    listed = root / "sub" / "a.md"
+    outside.mkdir()
+    (outside / "a.md").write_text("outside secret")
+    (root / "sub").rename(tmp_path / "moved")
+    (root / "sub").symlink_to(outside, target_is_directory=True)
+    got = _read(root, listed)
+    assert isinstance(got, ReadRefused) and got.error_type == SYMLINK_OUTSIDE_CORPUS
