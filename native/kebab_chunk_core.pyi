@@ -55,6 +55,10 @@ def inject_fault(on: bool, after_rows: int | None = None) -> None:
     """Make every entry point panic where its work starts, or with ``after_rows`` make
     ``chunk_markdown`` panic halfway through the row after that many (for the tests)."""
 
+def shard_rows(chains: list[list[tuple[str, int, int]]]) -> dict[str, Any] | None:
+    """One shard's part-file rows from its sorted spill segments (Arrow buffers and
+    ``counts``), or None where the Python writer must write the shard."""
+
 def whitespace() -> list[int]:
     """Every code point read as whitespace (Python's ``str.isspace``)."""
 
