@@ -66,8 +66,8 @@ def test_the_spill_writer_stores_entries_of_chunks_and_of_encoded_batches(
     fn.start_bundle()
     spills = list(fn.process(_chunk()))
     assert len(spills) == 1
-    label, path, rows = spills[0]
-    assert (label, rows) == ("md-heading-v1", 1)
+    label, path, rows, size = spills[0]
+    assert (label, rows, size) == ("md-heading-v1", 1, Path(path).stat().st_size)
     entry = _spilled_entry(path)
     assert entry == row_entry(row_of(_chunk()))
     assert entry_id(entry) == ("ab" * 16).encode()
