@@ -29,7 +29,7 @@ _MODES = ("auto", "python", "native")
 #: The core's ``API`` this package calls (``native/src/lib.rs``): raised with every change
 #: to a function's arguments or results, so a core built from another version of the source
 #: (a stale wheel on a worker) is not called with arguments it does not take.
-API = 3
+API = 4
 _loaded: ModuleType | None = None
 _tried = False
 #: Why the installed core is not used (another API), for the ``native`` mode's error.

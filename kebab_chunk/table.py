@@ -32,10 +32,10 @@ from typing import Any
 import pyarrow as pa
 
 from kebab_chunk._core import core
-from kebab_chunk.chunkers._budget import budget_of
+from kebab_chunk.chunkers._budget import budget_of, resolve_max_tokens
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker, label
-from kebab_chunk.chunkers.rules import MdHeadingRules
+from kebab_chunk.chunkers.rules import HybridRules, MdHeadingRules
 from kebab_chunk.errors import LimitExceededError
 from kebab_chunk.model import ChunkPolicy
 from kebab_chunk.model.document import make_document
@@ -55,6 +55,7 @@ _MARKDOWN = "text/markdown"
 _PARSER = "md-pyromark-v1"
 _NATIVE_TOKENIZERS = ("bytes-3", "chars")
 _ENGINE = "kebab_chunk.chunkers._md_heading:MdHeadingChunker"
+_HYBRID = "kebab_chunk.chunkers._hybrid:HybridChunker"
 #: Byte order marks of the encodings ``decode_text`` reads besides UTF-8.
 _WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _SNIFF_BYTES = 8192
@@ -148,7 +149,7 @@ def _fast_input(
     if media != _MARKDOWN or DEFAULT_PARSER_VERSIONS[_MARKDOWN] != _PARSER:
         return None
     name = label_name or DEFAULT_LABELS_BY_MEDIA_TYPE[_MARKDOWN][0]
-    if label(name).engine != _ENGINE or policy.tokenizer not in _NATIVE_TOKENIZERS:
+    if not _in_core(name) or policy.tokenizer not in _NATIVE_TOKENIZERS:
         return None
     if raw.startswith(_WIDE_BOMS) or raw.find(b"\x00", 0, _SNIFF_BYTES) != -1:
         return None
@@ -167,6 +168,19 @@ def _fast_input(
             return None
         body_start = front_matter_end(text, newline_view(text))
     return _Fast(raw, source_uri, name, body_start)
+
+
+def _in_core(name: str) -> bool:
+    """Whether the core runs label ``name``: the md-heading engine's labels, and the hybrid
+    engine's from hybrid-v2 on (hybrid-v1 records trimmed contexts and counts slice ids
+    from the document's start, which the core does not do)."""
+    row = label(name)
+    if row.engine == _ENGINE:
+        return True
+    if row.engine != _HYBRID:
+        return False
+    rules = row.rules_as(HybridRules)
+    return rules.record_whole_context and rules.ids_local_to_section
 
 
 def _python_table(
@@ -199,20 +213,39 @@ def _core_call(
 ) -> dict[str, Any]:
     """``chunk_markdown`` of ``items``; LimitExceededError for one over the time budget."""
     name = items[0].label
-    rules = label(name).rules_as(MdHeadingRules)
-    budget = budget_of(policy, get_tokenizer(policy.tokenizer))
+    row = label(name)
+    tokenizer = get_tokenizer(policy.tokenizer)
+    if row.engine == _HYBRID:
+        hybrid = row.rules_as(HybridRules)
+        budget = resolve_max_tokens(policy, tokenizer)
+        overlap = min(policy.overlap_tokens, budget // 2)  # ``_hybrid.Run``
+        bound, leading, engine = hybrid.bound_context_lines, False, "hybrid"
+        cut_list_markers = hybrid.cut_lists_before_markers
+    else:
+        rules = row.rules_as(MdHeadingRules)
+        budget = budget_of(policy, tokenizer)
+        overlap = min(policy.overlap_tokens, max(0, budget - 1))
+        bound, leading, engine = (
+            rules.bound_context_lines,
+            rules.embed_headings == "leading",
+            "md-heading",
+        )
+        cut_list_markers = False
     found: dict[str, Any] = compiled.chunk_markdown(
         [(f.raw, f.body_start, f.source_uri) for f in items],
         name,
         policy.policy_hash,
         budget,
-        min(policy.overlap_tokens, max(0, budget - 1)),
+        overlap,
         policy.merge_peers,
         policy.tokenizer,
-        rules.bound_context_lines,
-        rules.embed_headings == "leading",
+        bound,
+        leading,
         limits.max_blocks,
         entries,
+        engine,
+        cut_list_markers,
+        policy.merge_list_items,
     )
     for f, seconds in zip(items, found["seconds"], strict=True):
         if seconds > limits.time_budget_s:

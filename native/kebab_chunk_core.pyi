@@ -39,8 +39,12 @@ def chunk_markdown(
     leading: bool,
     max_blocks: int,
     entries: bool = False,
+    engine: str = "md-heading",
+    cut_list_markers: bool = False,
+    merge_list_items: bool = True,
 ) -> dict[str, Any]:
-    """``(raw, body_start, source_uri)`` documents to chunk rows as Arrow buffers, with
+    """``(raw, body_start, source_uri)`` documents to chunk rows (``engine``: the
+    ``"md-heading"`` or ``"hybrid"`` engine's label ``label``) as Arrow buffers, with
     ``doc_rows`` (-1: declined, -2: the core panicked), ``deepest``, ``seconds``,
     ``blocks`` and ``first_h1`` per document; with ``entries``, each document's rows as
     spill entries (``output.spill_entry.row_entry``) under ``entries`` instead."""

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 mod columns;
 mod embed;
 mod entries;
+mod hybrid;
 mod ids;
 mod markdown;
 mod mdchunk;
@@ -181,7 +182,8 @@ type Document<'py> = (Bound<'py, PyBytes>, usize, String);
 #[pyfunction]
 #[pyo3(signature = (
     documents, label, policy_hash, budget, overlap, merge_peers, tokenizer, bound_lines,
-    leading, max_blocks, entries=false
+    leading, max_blocks, entries=false, engine="md-heading", cut_list_markers=false,
+    merge_list_items=true
 ))]
 #[allow(clippy::too_many_arguments)]
 fn chunk_markdown<'py>(
@@ -197,7 +199,19 @@ fn chunk_markdown<'py>(
     leading: bool,
     max_blocks: usize,
     entries: bool,
+    engine: &str,
+    cut_list_markers: bool,
+    merge_list_items: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let hybrid = match engine {
+        "md-heading" => false,
+        "hybrid" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "the core runs the 'md-heading' and 'hybrid' engines, not {other:?}"
+            )))
+        }
+    };
     let chars = match tokenizer {
         "bytes-3" => false,
         "chars" => true,
@@ -251,6 +265,8 @@ fn chunk_markdown<'py>(
             chars,
             bound_lines,
             leading,
+            cut_list_markers,
+            merge_list_items,
         };
         let before = cols.rows();
         let work = guarded(|| {
@@ -269,6 +285,8 @@ fn chunk_markdown<'py>(
             };
             let rows = if parsed.over_limit {
                 Err(mdchunk::Decline)
+            } else if hybrid {
+                hybrid::chunk(s, &parsed, &settings, sink)
             } else {
                 mdchunk::chunk(s, &parsed, &settings, sink)
             };
@@ -393,7 +411,7 @@ fn kebab_chunk_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // Raised with every change to a function's arguments or results; `kebab_chunk._core.API`
     // must match, so a stale build is left unused rather than called wrongly.
-    m.add("API", 3)?;
+    m.add("API", 4)?;
     m.add_function(wrap_pyfunction!(split_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_markdown, m)?)?;

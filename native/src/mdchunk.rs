@@ -40,6 +40,20 @@ pub struct Block {
     pub id: Id,
     /// An image or audio reference: its text and captions as a chunk of its own.
     pub media: Option<Media>,
+    /// A heading's level (0 for other blocks).
+    pub level: u8,
+    /// What the hybrid engine reads of a list's items or a table's rows.
+    pub shape: Shape,
+}
+
+/// The parts of a block the hybrid engine splits at.
+pub enum Shape {
+    Plain,
+    /// Each top-level item's text (`md_pyromark_v1._Builder._items`) as byte ranges of the
+    /// source.
+    List(Vec<(usize, usize)>),
+    /// Whether the table has a header row, and how many body rows.
+    Table(bool, usize),
 }
 
 pub struct Parsed {
@@ -163,6 +177,39 @@ fn py_slice(t: &Text, a: i64, b: i64) -> String {
     t.slice(a as usize, b as usize).to_owned()
 }
 
+/// `_Builder._items`: each top-level item's source from its line start to the next item's,
+/// blanks stripped at its end, as byte ranges (`item_starts` are bytes into the body).
+fn list_items(
+    bytes: &[u8],
+    view: &[u8],
+    start: usize,
+    end: usize,
+    body_b0: usize,
+    item_starts: &[usize],
+) -> Vec<(usize, usize)> {
+    if item_starts.is_empty() {
+        return vec![(start, end)];
+    }
+    let mut starts = vec![start];
+    for &item in &item_starts[1..] {
+        let pos = body_b0 + item;
+        let line_start = memchr::memrchr(b'\n', &view[..pos]).map_or(0, |i| i + 1);
+        let indented = bytes[line_start..pos].iter().all(|&b| is_blank(b));
+        starts.push(if indented { line_start } else { pos });
+    }
+    starts.push(end);
+    starts
+        .windows(2)
+        .map(|pair| {
+            let mut stop = pair[1];
+            while stop > pair[0] && is_blank(bytes[stop - 1]) {
+                stop -= 1;
+            }
+            (pair[0], stop)
+        })
+        .collect()
+}
+
 /// The blocks of `src` (decoded text) from code point `body_start` on.
 pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Parsed {
     let bytes = s.as_bytes();
@@ -222,8 +269,17 @@ pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Par
         let text = &s[start..end];
         let mut kind = record.kind;
         let mut media = None;
+        let mut heading_level = 0;
+        let mut shape = Shape::Plain;
         match &record.details {
+            markdown::Details::List(_, item_starts) => {
+                shape = Shape::List(list_items(bytes, &view, start, end, body_b0, item_starts));
+            }
+            markdown::Details::Table(header, rows) => {
+                shape = Shape::Table(!header.is_empty(), rows.len());
+            }
             markdown::Details::Heading(level, first, last) => {
+                heading_level = *level;
                 let title = if *first < 0 {
                     String::new()
                 } else {
@@ -258,6 +314,8 @@ pub fn parse(s: &str, body_start: usize, doc_id: &str, max_blocks: usize) -> Par
             path: paths.len() - 1,
             id,
             media,
+            level: heading_level,
+            shape,
         });
     }
     Parsed {
@@ -283,6 +341,10 @@ pub struct Settings<'a> {
     pub bound_lines: bool,
     /// The `"leading"` embed rule (md-heading-v3) rather than `"first-line"`.
     pub leading: bool,
+    /// The hybrid engine's rule `cut_lists_before_markers`.
+    pub cut_list_markers: bool,
+    /// The policy's `merge_list_items` (the hybrid engine's).
+    pub merge_list_items: bool,
 }
 
 /// One chunk as it is written: borrowed pieces, copied once into the column buffers.
@@ -317,7 +379,7 @@ pub struct Sink<'c> {
 pub struct Decline;
 
 impl Settings<'_> {
-    fn count(&self, text: &str) -> i64 {
+    pub(crate) fn count(&self, text: &str) -> i64 {
         if self.chars {
             text.chars().count() as i64
         } else {
@@ -345,7 +407,7 @@ struct Run<'a, 'c> {
 }
 
 /// `_separators.newline_style` over the blocks (every block here is an exact slice).
-fn newline_style(src: &str, blocks: &[Block]) -> Option<&'static str> {
+pub(crate) fn newline_style(src: &str, blocks: &[Block]) -> Option<&'static str> {
     let (mut lf, mut crlf, mut cr) = (false, false, false);
     for block in blocks {
         let text = &src[block.bytes.0..block.bytes.1];
@@ -685,32 +747,43 @@ impl Run<'_, '_> {
             spans,
             tokens: tokens.unwrap_or_else(|| set.count(text)),
         };
-        let sink = &mut self.sink;
-        match &mut sink.out {
-            Out::Columns(columns) => columns.push(
-                self.parsed,
-                &row,
-                sink.doc_id,
-                sink.source_uri,
-                sink.content_hash,
-                set.chars,
-            ),
-            Out::Entries(entries) => {
-                let names = Names {
-                    doc_id: sink.doc_id,
-                    source_uri: sink.source_uri,
-                    content_hash: sink.content_hash,
-                    label: set.label,
-                    policy_hash: set.policy_hash,
-                };
-                if !entries.push(self.parsed, &row, &names, set.chars) {
-                    return Err(Decline);
-                }
-            }
-        }
+        write_row(&mut self.sink, self.parsed, &row, set)?;
         self.rows += 1;
         Ok(())
     }
+}
+
+/// Writes one row to `sink` (Arrow columns or a spill entry); Decline when an entry cannot
+/// be written as the Python path writes it.
+pub fn write_row(
+    sink: &mut Sink,
+    parsed: &Parsed,
+    row: &Row,
+    set: &Settings,
+) -> Result<(), Decline> {
+    match &mut sink.out {
+        Out::Columns(columns) => columns.push(
+            parsed,
+            row,
+            sink.doc_id,
+            sink.source_uri,
+            sink.content_hash,
+            set.chars,
+        ),
+        Out::Entries(entries) => {
+            let names = Names {
+                doc_id: sink.doc_id,
+                source_uri: sink.source_uri,
+                content_hash: sink.content_hash,
+                label: set.label,
+                policy_hash: set.policy_hash,
+            };
+            if !entries.push(parsed, row, &names, set.chars) {
+                return Err(Decline);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes the chunk rows of a parsed document to `sink`, in order; on Decline the rows

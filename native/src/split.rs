@@ -2,7 +2,7 @@
 //! `_md_heading._LazyLevels`, step for step (the Python modules are the reference and
 //! their docstrings say why each step is as it is).
 
-use crate::scan::{self, PROSE};
+use crate::scan::{self, Sep, PROSE};
 use crate::text::Text;
 
 /// How a piece is counted: natively for the tokenizers whose count is a function of the
@@ -32,17 +32,34 @@ impl Measure for Chars {
     }
 }
 
-/// The candidate cuts per level, each computed when first needed (`_LazyLevels`).
+/// The candidate cuts per level, each computed when first needed (`_LazyLevels`, and
+/// `_token_split.cut_levels` with the hybrid engine's filter).
 pub struct Levels<'t, 'a> {
     text: &'t Text<'a>,
     structural: Option<Vec<usize>>,
     glue_end: Option<usize>,
+    /// The separators after the structural level (`TOKEN_LEVELS` of the element's style).
+    seps: &'static [Sep],
+    /// Which candidates a level keeps (hybrid: no cut right after a list marker).
+    keep: Option<&'t dyn Fn(usize) -> bool>,
     merged: Vec<usize>,
     levels: Vec<Vec<usize>>,
 }
 
 impl<'t, 'a> Levels<'t, 'a> {
     pub fn new(text: &'t Text<'a>, structural: Vec<usize>, glue_end: Option<usize>) -> Self {
+        Self::with(text, structural, glue_end, &PROSE, None)
+    }
+
+    /// Levels over `seps` after the structural cuts, keeping only the candidates `keep`
+    /// accepts (every level's end of text included, as `_hybrid` filters them).
+    pub fn with(
+        text: &'t Text<'a>,
+        structural: Vec<usize>,
+        glue_end: Option<usize>,
+        seps: &'static [Sep],
+        keep: Option<&'t dyn Fn(usize) -> bool>,
+    ) -> Self {
         let structural = if structural.is_empty() {
             None
         } else {
@@ -52,13 +69,15 @@ impl<'t, 'a> Levels<'t, 'a> {
             text,
             structural,
             glue_end,
+            seps,
+            keep,
             merged: Vec::new(),
             levels: Vec::new(),
         }
     }
 
     pub fn len(&self) -> usize {
-        PROSE.len() + usize::from(self.structural.is_some())
+        self.seps.len() + usize::from(self.structural.is_some())
     }
 
     fn ensure(&mut self, index: usize) {
@@ -67,8 +86,8 @@ impl<'t, 'a> Levels<'t, 'a> {
             let i = self.levels.len();
             let cuts = match (&self.structural, i) {
                 (Some(s), 0) => s.clone(),
-                (Some(_), _) => scan::starts(PROSE[i - 1], self.text),
-                (None, _) => scan::starts(PROSE[i], self.text),
+                (Some(_), _) => scan::starts(self.seps[i - 1], self.text),
+                (None, _) => scan::starts(self.seps[i], self.text),
             };
             let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c != 0 && c != n).collect();
             if !cuts.is_sorted() {
@@ -79,6 +98,9 @@ impl<'t, 'a> Levels<'t, 'a> {
             level.push(n);
             if let Some(glue) = self.glue_end {
                 level.retain(|&c| c == 0 || c > glue);
+            }
+            if let Some(keep) = self.keep {
+                level.retain(|&c| keep(c));
             }
             self.merged = merged;
             self.levels.push(level);
@@ -370,10 +392,35 @@ pub fn split_pieces<M: Measure>(
     budget: i64,
     overlap_tokens: i64,
 ) -> Result<Vec<(usize, usize, i64)>, M::Error> {
-    let n = text.len();
     let mut levels = Levels::new(text, structural, glue_end);
-    let total = measure.count(text, 0, n)?;
-    let chars_per_token = n as f64 / std::cmp::max(1, total) as f64;
+    let total = measure.count(text, 0, text.len())?;
+    let chars_per_token = text.len() as f64 / std::cmp::max(1, total) as f64;
+    split_levels(
+        text,
+        measure,
+        None,
+        &mut levels,
+        budget,
+        overlap_tokens,
+        chars_per_token,
+    )
+}
+
+/// A counter of bare slices for the overlap search, when it is not the pieces' measure.
+pub type Bare<'b> = &'b mut dyn FnMut(&Text, usize, usize) -> i64;
+
+/// `_token_split.split_pieces` over `levels`: `measure` counts a piece, `bare` (else
+/// `measure`) an overlap tail, and `chars_per_token` is the caller's guess for the search.
+pub fn split_levels<M: Measure>(
+    text: &Text,
+    measure: &mut M,
+    mut bare: Option<Bare>,
+    levels: &mut Levels,
+    budget: i64,
+    overlap_tokens: i64,
+    chars_per_token: f64,
+) -> Result<Vec<(usize, usize, i64)>, M::Error> {
+    let n = text.len();
     let cpt = chars_per_token.max(0.25);
     let max_chars = std::cmp::max(64, (8.0 * budget as f64 * cpt) as usize);
     let mut search = Search {
@@ -387,23 +434,24 @@ pub fn split_pieces<M: Measure>(
     let mut out = Vec::new();
     let mut start = text.skip_space(0);
     while start < n {
-        let (end, tokens) = search.piece(&mut levels, start)?;
+        let (end, tokens) = search.piece(levels, start)?;
         out.push((start, end, tokens));
         let mut nxt = text.skip_space(end);
         if nxt >= n {
             break;
         }
         if overlap_tokens > 0 {
-            let back = overlap_start(
-                text,
-                search.measure,
-                &mut levels,
-                start,
-                end,
-                overlap_tokens,
-            )?;
+            let back = match bare.as_mut() {
+                Some(count) => {
+                    let mut tails = Counted(&mut **count);
+                    let Ok(back) =
+                        overlap_start(text, &mut tails, levels, start, end, overlap_tokens);
+                    back
+                }
+                None => overlap_start(text, search.measure, levels, start, end, overlap_tokens)?,
+            };
             if let Some(back) = back {
-                let candidate = search.piece(&mut levels, back)?;
+                let candidate = search.piece(levels, back)?;
                 if candidate.0 > end {
                     search.primed = Some((back, candidate));
                     nxt = back;
@@ -413,4 +461,14 @@ pub fn split_pieces<M: Measure>(
         start = nxt;
     }
     Ok(out)
+}
+
+/// A closure as an infallible measure.
+struct Counted<'b>(&'b mut dyn FnMut(&Text, usize, usize) -> i64);
+
+impl Measure for Counted<'_> {
+    type Error = std::convert::Infallible;
+    fn count(&mut self, text: &Text, start: usize, end: usize) -> Result<i64, Self::Error> {
+        Ok((self.0)(text, start, end))
+    }
 }

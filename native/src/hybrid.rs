@@ -1,0 +1,761 @@
+//! The hybrid engine (`hybrid-v2` to `hybrid-v4`) on md-pyromark-v1 blocks under the
+//! `bytes-3` and `chars` tokenizers: `_token_aware.iter_elements`, then `_hybrid.Run`'s
+//! split, merge and records, step for step (the Python modules are the reference; their
+//! docstrings say why each step is so).
+//!
+//! Every Markdown block's text is the exact source slice of its one line span, so every
+//! element is a `slice` anchor: the rules that only matter for structured or rendered
+//! text (`cite_held_parts`, `merge_mixed_kinds`) change nothing here, and hybrid-v2 and
+//! hybrid-v3 give the same chunks. What the Python engine reports with a warning (a
+//! context trimmed to half the budget, a character over budget, a list line cut by
+//! hybrid-v4's line bound, items it cannot locate) is declined: the caller takes the
+//! Python path for that document, which words the warning.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::ids::chunk_id;
+use crate::mdchunk::{newline_style, write_row, Decline, Parsed, Row, Settings, Shape, Sink, Span};
+use crate::scan::{Sep, PROSE};
+use crate::split::{split_levels, Levels, Measure};
+use crate::text::{is_py_space, Text};
+
+const CODE: [Sep; 3] = [Sep::ParagraphBreak, Sep::LineEnd, Sep::Whitespace];
+const TABLE: [Sep; 2] = [Sep::LineEnd, Sep::Whitespace];
+
+/// `_hybrid._LIST_LEAD` and `_MARKER_ONLY`, as full matches (`\d` is Unicode's Nd in both
+/// regex engines).
+static LIST_LEAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\A[ \t]*(?:[-*+\x{2022}]|\d{1,9}[.)])[ \t]+\z").unwrap());
+static MARKER_ONLY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\A[ \t]*(?:[-*+\x{2022}]|\d{1,9}[.)])[ \t]*\z").unwrap());
+
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Prose,
+    Code,
+    List,
+    Table,
+}
+
+/// One element (`_token_aware.Element`): `text` is `block text[start..]` (code points).
+struct Element<'a> {
+    block: usize,
+    start: usize,
+    text: &'a str,
+    heading_path: &'a [String],
+    captions: Vec<String>,
+    is_slice: bool,
+    cuts: Vec<usize>,
+    table_header: Option<String>,
+    style: Style,
+}
+
+/// Heading path and captions of a piece, with its counted prefix (`_Context`; never
+/// trimmed here).
+struct Context {
+    heading_path: Vec<String>,
+    captions: Vec<String>,
+    /// Units (bytes or code points) of `"\n".join(lines)`, None when that is empty.
+    prefix: Option<usize>,
+}
+
+#[derive(Clone)]
+struct Draft {
+    text: String,
+    span: Span,
+    block_ids: Vec<usize>,
+    context: usize,
+    is_slice: bool,
+    tokens: i64,
+    known: bool,
+    element: usize,
+    section: i64,
+    slice_start: usize,
+}
+
+struct Run<'a, 'c> {
+    src: &'a str,
+    parsed: &'a Parsed,
+    set: &'a Settings<'a>,
+    sink: Sink<'c>,
+    style: Option<&'static str>,
+    /// Section of each block (`_hybrid._sections`).
+    sections: Vec<i64>,
+    contexts: Vec<Context>,
+    interned: HashMap<(Vec<String>, Vec<String>), usize>,
+    line_ends: Vec<Option<Vec<usize>>>,
+    rows: usize,
+    json: String,
+    group: Option<Draft>,
+    members: Vec<Draft>,
+}
+
+/// `_separators.line_break_ends`: the offset just after each line break of `text`.
+fn line_break_ends(text: &Text) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        match text.char_at(i) {
+            '\r' if i + 1 < text.len() && text.char_at(i + 1) == '\n' => {
+                ends.push(i + 2);
+                i += 2;
+                continue;
+            }
+            '\r' | '\n' => ends.push(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    ends
+}
+
+/// `_hybrid._line_start`: after the last line-break character before `offset`.
+fn line_start(text: &Text, offset: usize) -> usize {
+    let mut i = offset;
+    while i > 0 && !matches!(text.char_at(i - 1), '\n' | '\r') {
+        i -= 1;
+    }
+    i
+}
+
+/// `_hybrid._item_line_start`.
+fn item_line_start(text: &Text, cut: usize) -> usize {
+    let line = line_start(text, cut);
+    if LIST_LEAD.is_match(text.slice(line, cut)) {
+        line
+    } else {
+        cut
+    }
+}
+
+/// `_hybrid._after_marker`.
+fn after_marker(text: &Text, cut: usize) -> bool {
+    MARKER_ONLY.is_match(text.slice(line_start(text, cut), cut))
+}
+
+fn is_space_only(s: &str) -> bool {
+    s.chars().all(is_py_space)
+}
+
+/// `_slices._aligned_items` on one list's text, in bytes of `text`: None when an item is
+/// not where the parser's cut puts it.
+fn aligned_items(text: &str, items: &[&str]) -> Option<Vec<(usize, usize)>> {
+    let bytes = text.as_bytes();
+    let mut ranges = Vec::new();
+    let mut cursor = 0;
+    for item in items {
+        if is_space_only(item) {
+            continue;
+        }
+        let rest = &text[cursor..];
+        let first = text.len() - rest.trim_start_matches(is_py_space).len();
+        let line = bytes[cursor..first]
+            .iter()
+            .rposition(|&b| b == b'\n' || b == b'\r')
+            .map_or(0, |p| cursor + p + 1);
+        let start = cursor.max(line);
+        if !text[start..].starts_with(item) {
+            return None;
+        }
+        ranges.push((start, start + item.len()));
+        cursor = start + item.len();
+    }
+    if ranges.is_empty() || !is_space_only(&text[cursor..]) {
+        return None;
+    }
+    Some(ranges)
+}
+
+impl<'a> Run<'a, '_> {
+    fn units(&self, s: &str) -> usize {
+        if self.set.chars {
+            s.chars().count()
+        } else {
+            s.len()
+        }
+    }
+
+    fn tokens(&self, units: usize) -> i64 {
+        if self.set.chars {
+            units as i64
+        } else {
+            units.div_ceil(3) as i64
+        }
+    }
+
+    fn block_text(&self, index: usize) -> &'a str {
+        let (start, end) = self.parsed.blocks[index].bytes;
+        &self.src[start..end]
+    }
+
+    /// `_hybrid._sections`.
+    fn sections(parsed: &Parsed) -> Vec<i64> {
+        let mut opened: HashMap<&[String], i64> = HashMap::new();
+        let mut out = Vec::with_capacity(parsed.blocks.len());
+        for (index, block) in parsed.blocks.iter().enumerate() {
+            let path = parsed.paths[block.path].as_slice();
+            if block.kind == "heading" {
+                let parent = &path[..path.len().saturating_sub(1)];
+                out.push(opened.get(parent).copied().unwrap_or(-1));
+                opened.insert(path, index as i64);
+            } else {
+                out.push(opened.get(path).copied().unwrap_or(-1));
+            }
+        }
+        out
+    }
+
+    fn context(&mut self, heading_path: &[String], captions: &[String]) -> usize {
+        let key = (heading_path.to_vec(), captions.to_vec());
+        if let Some(&id) = self.interned.get(&key) {
+            return id;
+        }
+        let lines = heading_path.iter().chain(captions);
+        let count = heading_path.len() + captions.len();
+        let units: usize = lines.map(|l| self.units(l)).sum::<usize>() + count.saturating_sub(1);
+        let prefix = (units > 0).then_some(units);
+        let id = self.contexts.len();
+        self.contexts.push(Context {
+            heading_path: key.0.clone(),
+            captions: key.1.clone(),
+            prefix,
+        });
+        self.interned.insert(key, id);
+        id
+    }
+
+    /// `Run._measure` of a text of `units` under context `id`.
+    fn measure(&self, id: usize, units: usize) -> i64 {
+        match self.contexts[id].prefix {
+            None => self.tokens(units),
+            Some(p) => self.tokens(p + 1 + units),
+        }
+    }
+
+    /// `Run._prefix_cost`.
+    fn prefix_cost(&self, id: usize) -> i64 {
+        self.contexts[id].prefix.map_or(0, |p| self.tokens(p + 1))
+    }
+
+    /// Whether `"\n".join(lines)` costs more than half the budget (`trim_context` would
+    /// shorten the counted lines, with a warning).
+    fn over_half(&self, lines: &[&String]) -> bool {
+        if lines.is_empty() {
+            return false;
+        }
+        let units: usize = lines.iter().map(|l| self.units(l)).sum::<usize>() + lines.len() - 1;
+        self.tokens(units) > self.set.budget.div_euclid(2)
+    }
+
+    /// Whether hybrid-v4's `bound_line` would cut `line`.
+    fn bound_cuts(&self, line: &str) -> bool {
+        let budget = self.set.budget;
+        line.chars().count() as i64 > 2 * budget || self.set.count(line) > budget.div_euclid(2)
+    }
+
+    /// The span of `block text[a..b]` (`Anchor.locate` on an exact line span).
+    fn span(&mut self, index: usize, a: usize, b: usize) -> Span {
+        let span = self.parsed.blocks[index].span;
+        if a == 0 && b == span.char_end - span.char_start {
+            return span;
+        }
+        if self.line_ends[index].is_none() {
+            let text = Text::new(self.block_text(index));
+            self.line_ends[index] = Some(line_break_ends(&text));
+        }
+        let ends = self.line_ends[index].as_ref().expect("just computed");
+        let before = |x: usize| ends.partition_point(|&e| e <= x);
+        Span {
+            line_start: span.line_start + before(a),
+            line_end: span.line_start + before(a.max(b.saturating_sub(1))),
+            char_start: span.char_start + a,
+            char_end: span.char_start + b,
+        }
+    }
+
+    // -- the elements -----------------------------------------------------------------
+
+    fn run(&mut self) -> Result<(), Decline> {
+        let parsed = self.parsed;
+        let mut pending: Option<usize> = None; // the last heading whose section is empty yet
+        let mut index = 0;
+        for (b, block) in parsed.blocks.iter().enumerate() {
+            if block.kind == "heading" {
+                if let Some(p) = pending {
+                    if parsed.blocks[p].level >= block.level {
+                        self.heading_element(p, &mut index)?;
+                    }
+                }
+                pending = Some(b);
+                continue;
+            }
+            if self.block_elements(b, &mut index)? {
+                pending = None;
+            }
+        }
+        if let Some(p) = pending {
+            self.heading_element(p, &mut index)?;
+        }
+        self.finish()
+    }
+
+    fn heading_element(&mut self, b: usize, index: &mut usize) -> Result<(), Decline> {
+        let path = &self.parsed.paths[self.parsed.blocks[b].path];
+        let el = Element {
+            block: b,
+            start: 0,
+            text: self.block_text(b),
+            heading_path: &path[..path.len().saturating_sub(1)],
+            captions: Vec::new(),
+            is_slice: false,
+            cuts: Vec::new(),
+            table_header: None,
+            style: Style::Prose,
+        };
+        self.element(&el, index)
+    }
+
+    /// The elements of one content block; false when it has none (blank).
+    fn block_elements(&mut self, b: usize, index: &mut usize) -> Result<bool, Decline> {
+        let parsed = self.parsed;
+        let block = &parsed.blocks[b];
+        let captions = block
+            .media
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.captions.clone());
+        let text = self.block_text(b);
+        if captions.is_empty() && is_space_only(text) {
+            return Ok(false);
+        }
+        let mut el = Element {
+            block: b,
+            start: 0,
+            text,
+            heading_path: &parsed.paths[block.path],
+            captions,
+            is_slice: false,
+            cuts: Vec::new(),
+            table_header: None,
+            style: if block.kind == "code" {
+                Style::Code
+            } else {
+                Style::Prose
+            },
+        };
+        match &block.shape {
+            Shape::List(items) if block.media.is_none() => {
+                let t = Text::new(text);
+                let ranges = self.item_ranges(b, items, &t)?;
+                if self.set.merge_list_items {
+                    el.cuts = ranges.iter().skip(1).map(|r| r.0).collect();
+                    el.style = Style::List;
+                    self.element(&el, index)?;
+                } else {
+                    for (start, end) in ranges {
+                        let item = Element {
+                            block: b,
+                            start,
+                            text: t.slice(start, end),
+                            heading_path: el.heading_path,
+                            captions: Vec::new(),
+                            is_slice: true,
+                            cuts: Vec::new(),
+                            table_header: None,
+                            style: Style::Prose,
+                        };
+                        self.element(&item, index)?;
+                    }
+                }
+            }
+            Shape::Table(false, _) => return Err(Decline), // a Markdown table has a header
+            Shape::Table(has_header, rows) if block.media.is_none() => {
+                let t = Text::new(text);
+                match table_row_starts(&t, *has_header, *rows) {
+                    None => el.style = Style::Code,
+                    Some((header_end, starts)) => {
+                        let header = t.slice(0, header_end).trim_matches(is_py_space);
+                        el.cuts = starts[1..].to_vec();
+                        el.table_header = (!header.is_empty()).then(|| header.to_owned());
+                        el.style = Style::Table;
+                    }
+                }
+                self.element(&el, index)?;
+            }
+            _ => self.element(&el, index)?,
+        }
+        Ok(true)
+    }
+
+    /// `list_items_from_spans`, else `list_item_ranges`' aligned walk, in code points of
+    /// the list's text; declined where Python would fall back to the markers' shape.
+    fn item_ranges(
+        &self,
+        b: usize,
+        items: &[(usize, usize)],
+        t: &Text,
+    ) -> Result<Vec<(usize, usize)>, Decline> {
+        let (b0, b1) = self.parsed.blocks[b].bytes;
+        let text = &self.src[b0..b1];
+        // One span, one item: the item is the whole one-line list
+        if items.len() == 1
+            && items[0] == (b0, b1)
+            && !text.contains(['\n', '\r'])
+            && !text.is_empty()
+        {
+            return Ok(vec![(0, t.len())]);
+        }
+        let strs: Vec<&str> = items.iter().map(|&(s, e)| &self.src[s..e]).collect();
+        let found = aligned_items(text, &strs).ok_or(Decline)?;
+        Ok(found
+            .into_iter()
+            .map(|(s, e)| (char_of(t, s), char_of(t, e)))
+            .collect())
+    }
+
+    // -- step 2: split ------------------------------------------------------------------
+
+    fn element(&mut self, el: &Element, index: &mut usize) -> Result<(), Decline> {
+        let at = *index;
+        *index += 1;
+        if self.set.bound_lines {
+            let lines = el
+                .heading_path
+                .iter()
+                .chain(&el.captions)
+                .chain(&el.table_header);
+            if lines.into_iter().any(|l| self.bound_cuts(l)) {
+                return Err(Decline);
+            }
+        }
+        let whole = self.context(el.heading_path, &el.captions);
+        let units = self.units(el.text);
+        let tokens = self.measure(whole, units);
+        let t = Text::new(el.text);
+        if tokens <= self.set.budget {
+            return self.piece(el, &t, at, 0, t.len(), whole, tokens);
+        }
+        // _split: contexts over half the budget are trimmed (with a warning) in Python
+        let lines: Vec<&String> = el.heading_path.iter().chain(&el.captions).collect();
+        if self.over_half(&lines) || is_space_only(el.text) {
+            return Err(Decline);
+        }
+        let first = whole;
+        let rest = match &el.table_header {
+            Some(header) => {
+                let mut with = lines.clone();
+                with.push(header);
+                if self.over_half(&with) {
+                    return Err(Decline);
+                }
+                let mut captions = el.captions.clone();
+                captions.push(header.clone());
+                self.context(el.heading_path, &captions)
+            }
+            None => first,
+        };
+        let start0 = t.skip_space(0);
+        let text_tokens = std::cmp::max(1, tokens - self.prefix_cost(whole));
+        let chars = self.set.chars;
+        let tok = |u: usize| {
+            if chars {
+                u as i64
+            } else {
+                u.div_ceil(3) as i64
+            }
+        };
+        let prefix_of = |id: usize| self.contexts[id].prefix.map_or(0, |p| p + 1);
+        let mut measure = Piece {
+            start0,
+            first: prefix_of(first),
+            rest: prefix_of(rest),
+            chars,
+        };
+        let mut bare = |t: &Text, s: usize, e: usize| -> i64 {
+            tok(if chars { e - s } else { t.utf8_len(s, e) })
+        };
+        let use_overlap = el.style != Style::Table && self.set.overlap > 0;
+        let (structural, keep): (Vec<usize>, Option<&dyn Fn(usize) -> bool>);
+        let after = |c: usize| !after_marker(&t, c);
+        if el.style == Style::List && self.set.cut_list_markers {
+            structural = el.cuts.iter().map(|&c| item_line_start(&t, c)).collect();
+            keep = Some(&after);
+        } else {
+            structural = el.cuts.clone();
+            keep = None;
+        }
+        let seps: &'static [Sep] = match el.style {
+            Style::Prose | Style::List => &PROSE,
+            Style::Code => &CODE,
+            Style::Table => &TABLE,
+        };
+        let mut levels = Levels::with(&t, structural, None, seps, keep);
+        let Ok(pieces) = split_levels(
+            &t,
+            &mut measure,
+            if use_overlap { Some(&mut bare) } else { None },
+            &mut levels,
+            self.set.budget,
+            if use_overlap { self.set.overlap } else { 0 },
+            t.len() as f64 / text_tokens as f64,
+        );
+        for (start, end, piece_tokens) in pieces {
+            if piece_tokens > self.set.budget {
+                return Err(Decline); // one character over budget: Python warns
+            }
+            let context = if start == start0 { first } else { rest };
+            self.piece(el, &t, at, start, end, context, piece_tokens)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn piece(
+        &mut self,
+        el: &Element,
+        t: &Text,
+        at: usize,
+        start: usize,
+        end: usize,
+        context: usize,
+        tokens: i64,
+    ) -> Result<(), Decline> {
+        let whole = start == 0 && end == t.len();
+        let span = self.span(el.block, el.start + start, el.start + end);
+        let draft = Draft {
+            text: t.slice(start, end).to_owned(),
+            span,
+            block_ids: vec![el.block],
+            context,
+            is_slice: el.is_slice || !whole,
+            tokens,
+            known: true,
+            element: at,
+            section: self.sections[el.block],
+            slice_start: el.start + start,
+        };
+        self.merge(draft)
+    }
+
+    // -- step 3: merge peers --------------------------------------------------------------
+
+    /// `Run._joiner` for two slices: the gap their spans pin down.
+    fn joiner(&self, a: &Draft, b: &Draft) -> Option<String> {
+        if a.element == b.element || a.context != b.context || a.section != b.section {
+            return None;
+        }
+        let (x, y) = (a.span, b.span);
+        if y.char_start < x.char_end || y.line_start < x.line_end {
+            return None;
+        }
+        let gap = y.char_start - x.char_end;
+        let breaks = y.line_start - x.line_end;
+        if breaks == 0 {
+            return (gap == 0).then(String::new);
+        }
+        let style = self.style?;
+        (gap == breaks * style.len()).then(|| style.repeat(breaks))
+    }
+
+    fn estimate(&self, a: &Draft, b: &Draft, gap: &str) -> i64 {
+        a.tokens + b.tokens - self.prefix_cost(a.context) + self.tokens(self.units(gap))
+    }
+
+    fn join(&self, a: &Draft, b: &Draft, gap: &str) -> Draft {
+        let mut text = String::with_capacity(a.text.len() + gap.len() + b.text.len());
+        text.push_str(&a.text);
+        text.push_str(gap);
+        text.push_str(&b.text);
+        let mut block_ids = a.block_ids.clone();
+        for &id in &b.block_ids {
+            if !a.block_ids.contains(&id) {
+                block_ids.push(id);
+            }
+        }
+        Draft {
+            text,
+            span: Span {
+                line_start: a.span.line_start,
+                line_end: b.span.line_end,
+                char_start: a.span.char_start,
+                char_end: b.span.char_end,
+            },
+            block_ids,
+            context: a.context,
+            is_slice: a.is_slice || b.is_slice,
+            tokens: self.estimate(a, b, gap),
+            known: false,
+            element: b.element,
+            section: a.section,
+            slice_start: a.slice_start,
+        }
+    }
+
+    fn merge(&mut self, piece: Draft) -> Result<(), Decline> {
+        if let Some(group) = self.group.take() {
+            if self.set.merge_peers {
+                if let Some(gap) = self.joiner(&group, &piece) {
+                    if self.estimate(&group, &piece, &gap) <= self.set.budget {
+                        let joined = self.join(&group, &piece, &gap);
+                        if self.members.is_empty() {
+                            self.members.push(group);
+                        }
+                        self.members.push(piece);
+                        self.group = Some(joined);
+                        return Ok(());
+                    }
+                }
+            }
+            self.verified(group)?;
+        }
+        self.members.clear();
+        self.group = Some(piece);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Decline> {
+        if let Some(group) = self.group.take() {
+            self.verified(group)?;
+        }
+        Ok(())
+    }
+
+    /// `Run._verified`: a merged group counted exactly, redone step by step when over.
+    fn verified(&mut self, mut group: Draft) -> Result<(), Decline> {
+        if group.known {
+            return self.record(&group);
+        }
+        group.tokens = self.measure(group.context, self.units(&group.text));
+        if group.tokens <= self.set.budget {
+            return self.record(&group);
+        }
+        let members = std::mem::take(&mut self.members);
+        let mut current = members[0].clone();
+        for member in &members[1..] {
+            let gap = self.joiner(&current, member).expect("members joined once");
+            let mut joined = self.join(&current, member, &gap);
+            joined.tokens = self.measure(joined.context, self.units(&joined.text));
+            if joined.tokens <= self.set.budget {
+                current = joined;
+            } else {
+                self.record(&current)?;
+                current = member.clone();
+            }
+        }
+        self.record(&current)
+    }
+
+    // -- records ------------------------------------------------------------------------
+
+    fn record(&mut self, piece: &Draft) -> Result<(), Decline> {
+        let set = self.set;
+        let blocks = &self.parsed.blocks;
+        let chunk = chunk_id(
+            &mut self.json,
+            set.doc_id,
+            set.label,
+            piece.block_ids.iter().map(|&i| &blocks[i].id),
+            set.policy_hash,
+            piece.is_slice.then_some(piece.slice_start),
+        );
+        let context = &self.contexts[piece.context];
+        let row = Row {
+            position: self.rows,
+            chunk_id: chunk.as_str(),
+            text: &piece.text,
+            heading_path: &context.heading_path,
+            embed_headings: context.heading_path.len(),
+            captions: &context.captions,
+            block_ids: &piece.block_ids,
+            spans: std::slice::from_ref(&piece.span),
+            tokens: piece.tokens,
+        };
+        write_row(&mut self.sink, self.parsed, &row, set)?;
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+/// The code-point offset of byte `b` of `t`.
+fn char_of(t: &Text, b: usize) -> usize {
+    if t.ascii().is_some() {
+        return b;
+    }
+    let (mut lo, mut hi) = (0, t.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if t.byte(mid) < b {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// `_slices.table_row_starts`: `(end of the header lines, start of each row)`.
+fn table_row_starts(t: &Text, has_header: bool, n_rows: usize) -> Option<(usize, Vec<usize>)> {
+    let mut starts = vec![0];
+    starts.extend(line_break_ends(t));
+    let header_lines = starts.len() as i64 - n_rows as i64;
+    let allowed: &[i64] = if has_header { &[1, 2] } else { &[0] };
+    if n_rows == 0 || !allowed.contains(&header_lines) {
+        return None;
+    }
+    let rows = starts[header_lines as usize..].to_vec();
+    let header_end = if header_lines > 0 {
+        t.trim_end(0, rows[0])
+    } else {
+        0
+    };
+    Some((header_end, rows))
+}
+
+/// A piece's count: its context's prefix (the first piece's or the later pieces') and
+/// line break, then the slice (`Run._measure`).
+struct Piece {
+    start0: usize,
+    first: usize,
+    rest: usize,
+    chars: bool,
+}
+
+impl Measure for Piece {
+    type Error = std::convert::Infallible;
+    fn count(&mut self, text: &Text, start: usize, end: usize) -> Result<i64, Self::Error> {
+        let prefix = if start == self.start0 {
+            self.first
+        } else {
+            self.rest
+        };
+        Ok(if self.chars {
+            (prefix + end - start) as i64
+        } else {
+            (prefix + text.utf8_len(start, end)).div_ceil(3) as i64
+        })
+    }
+}
+
+/// Writes the hybrid engine's chunk rows of a parsed document to `sink`, in order; on
+/// Decline the rows written so far are the caller's to take back.
+pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<usize, Decline> {
+    let mut run = Run {
+        src,
+        parsed,
+        set,
+        sink,
+        style: newline_style(src, &parsed.blocks),
+        sections: Run::sections(parsed),
+        contexts: Vec::new(),
+        interned: HashMap::new(),
+        line_ends: vec![None; parsed.blocks.len()],
+        rows: 0,
+        json: String::new(),
+        group: None,
+        members: Vec::new(),
+    };
+    run.run()?;
+    Ok(run.rows)
+}

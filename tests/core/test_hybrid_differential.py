@@ -1,0 +1,227 @@
+"""The hybrid engine's labels give the same Arrow table through the compiled core as
+through Python, on Markdown read by md-pyromark-v1 under ``bytes-3`` and ``chars``.
+
+The core runs ``_token_aware.iter_elements`` and ``_hybrid.Run`` (split to the budget,
+peers merged, ids, ``embed_text``) in one pass; the Python path parses, chunks and fills in
+the embedding fields record by record. Compared table for table under hybrid-v2 to v4 and
+several policies (overlap, small budgets that split lists, tables and code, no merging,
+list items as elements of their own), on the fixtures' Markdown, the installed
+distributions' READMEs, pulldown-cmark's test suite (the CommonMark spec examples) and
+generated documents. A document whose Python chunks carry a warning (a context trimmed to
+half the budget, a line hybrid-v4 cuts, a character over budget) is declined by the core
+and chunked in Python: checked to happen, and to give the same table.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.corpora import distribution_readmes, fixture_markdown
+from kebab_chunk._core import using
+from kebab_chunk.chunkers.registry import get_chunker
+from kebab_chunk.elements import RawDocument
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.model.ids import content_hash
+from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.runtime.tasks import Chunked, ChunkTask, ParseChunkTask, ParseTask
+from kebab_chunk.table import chunk_table, chunk_tables
+from tests.core.test_markdown_differential import suite_inputs
+from tests.core.test_table_differential import _FRONT, _PART
+
+LABELS = ("hybrid-v3", "hybrid-v4")
+POLICIES = (
+    ChunkPolicy(target_tokens=256, overlap_tokens=64),
+    ChunkPolicy(target_tokens=40, overlap_tokens=10),
+    ChunkPolicy(target_tokens=300, overlap_tokens=30, tokenizer="chars"),
+    ChunkPolicy(target_tokens=64, overlap_tokens=8, merge_peers=False),
+    ChunkPolicy(target_tokens=64, overlap_tokens=8, merge_list_items=False),
+    ChunkPolicy(target_tokens=342, overlap_tokens=0, max_tokens=200),
+)
+
+
+def _explain(fast: pa.Table, slow: pa.Table) -> str:
+    a, b = fast.to_pylist(), slow.to_pylist()
+    if len(a) != len(b):
+        return f"{len(a)} rows against {len(b)}"
+    for x, y in zip(a, b, strict=True):
+        for key in x:
+            if x[key] != y[key]:
+                return f"row {x['position']} {key}: {x[key]!r} against {y[key]!r}"
+    return "schemas differ"
+
+
+def _both(raw: bytes, uri: str, label: str, policy: ChunkPolicy) -> tuple[pa.Table, pa.Table]:
+    fast = chunk_table(raw, uri, label, policy)
+    with using("python"):
+        slow = chunk_table(raw, uri, label, policy)
+    return fast, slow
+
+
+class _Taken:
+    """Counts what the core answered for each document (row count, -1 declined)."""
+
+    def __init__(self, compiled: ModuleType, patch: pytest.MonkeyPatch) -> None:
+        self.rows: list[int] = []
+        original = compiled.chunk_markdown
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            found = original(*args, **kwargs)
+            self.rows.extend(found["doc_rows"])
+            return found
+
+        patch.setattr(compiled, "chunk_markdown", counting)
+
+    @property
+    def taken(self) -> int:
+        return sum(1 for r in self.rows if r >= 0)
+
+
+@cache
+def _documents() -> tuple[tuple[str, bytes], ...]:
+    docs = list(fixture_markdown().documents) + list(distribution_readmes().documents)[:60]
+    return tuple((f"file:///{i}-{d.name.replace('/', '_')}.md", d.raw) for i, d in enumerate(docs))
+
+
+@pytest.mark.parametrize(
+    "policy", POLICIES, ids=lambda p: f"{p.tokenizer}-{p.target_tokens}-{p.merge_list_items}"
+)
+@pytest.mark.parametrize("label", LABELS)
+def test_real_documents_give_the_same_table(
+    compiled: ModuleType, label: str, policy: ChunkPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = _Taken(compiled, monkeypatch)
+    rows = 0
+    for uri, raw in _documents():
+        fast, slow = _both(raw, uri, label, policy)
+        assert fast.equals(slow), f"{uri}: {_explain(fast, slow)}"
+        rows += fast.num_rows
+    assert rows > 300  # the documents really were chunked
+    assert taken.taken > len(_documents()) // 2  # and mostly by the core
+
+
+def test_hybrid_v2_is_hybrid_v3_on_markdown(compiled: ModuleType) -> None:
+    """Every Markdown element is an exact slice, so the rule that tells v2 from v3 (a slice
+    merged with a rendered piece) never applies: the core runs both."""
+    for uri, raw in _documents()[:40]:
+        fast, slow = _both(raw, uri, "hybrid-v2", POLICIES[1])
+        assert fast.equals(slow), f"{uri}: {_explain(fast, slow)}"
+
+
+def test_the_core_takes_ordinary_documents(
+    compiled: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the default policy almost no document is declined: the comparison is of two
+    paths, not one."""
+    taken = _Taken(compiled, monkeypatch)
+    chunk_tables([(raw, uri) for uri, raw in _documents()], "hybrid-v4", ChunkPolicy())
+    assert len(taken.rows) == len(_documents())
+    assert taken.taken > 10 * (len(taken.rows) - taken.taken)
+
+
+def test_commonmark_suite_inputs_give_the_same_table(compiled: ModuleType) -> None:
+    """pulldown-cmark's suite (the spec examples and its own cases) at a budget that splits."""
+    policy = ChunkPolicy(target_tokens=12, overlap_tokens=3)
+    inputs = suite_inputs()
+    assert len(inputs) > 1000
+    for index, text in enumerate(inputs):
+        for label in LABELS:
+            fast, slow = _both(
+                text.encode("utf-8", "surrogatepass"), f"s/{index}.md", label, policy
+            )
+            assert fast.equals(slow), f"suite input {index} ({label}): {_explain(fast, slow)}"
+
+
+#: What the hybrid engine splits at or reads differently: long lists (ordered, nested,
+#: with an empty item or a marker in Unicode digits), long tables and code, headings at
+#: several levels (empty sections), long headings, image captions, blank-looking text.
+_HYBRID_PART = st.sampled_from(
+    [
+        "".join(f"- item {i} with a few words to fill it\n" for i in range(12)),
+        "".join(f"{i}. step {i} of the procedure. It has two sentences.\n" for i in range(1, 9)),
+        "- a\n-\n- c\n",
+        "١. first\n٢. second\n",
+        "* outer\n  * inner one\n  * inner two\n* outer again\n",
+        "| h1 | h2 |\n|----|----|\n" + "".join(f"| r{i} | value {i} |\n" for i in range(15)),
+        "```\n" + "".join(f"line {i} = {i} * {i}\n" for i in range(20)) + "```\n",
+        "# One\n",
+        "## Two\n",
+        "### Three\n",
+        "#### " + "very long heading " * 12 + "\n",
+        '![diagram](d.png "A caption that is rather long for a caption")\n\n',
+        "\u00a0\u3000\n\n",
+        "Sentence one. Sentence two! Sentence three? " * 6 + "\n\n",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _FRONT,
+    st.lists(st.one_of(_PART, _HYBRID_PART), min_size=1, max_size=25).map("".join),
+    st.sampled_from(POLICIES),
+    st.sampled_from(LABELS),
+)
+def test_generated_markdown_gives_the_same_table(
+    compiled: ModuleType, front: str, body: str, policy: ChunkPolicy, label: str
+) -> None:
+    raw = (front + body).encode("utf-8")
+    fast, slow = _both(raw, "file:///generated.md", label, policy)
+    assert fast.equals(slow), _explain(fast, slow)
+
+
+@pytest.mark.parametrize(
+    ("label", "text"),
+    [
+        # headings over half the budget: Python trims the counted context, with a warning
+        ("hybrid-v3", "# " + "long heading words " * 8 + "\n\n" + "Body text. " * 30 + "\n"),
+        # a heading line over the bound: hybrid-v4 cuts it, with a warning
+        ("hybrid-v4", "# " + "long heading words " * 20 + "\n\nBody text.\n"),
+    ],
+)
+def test_what_python_warns_about_is_left_to_python(
+    compiled: ModuleType, monkeypatch: pytest.MonkeyPatch, label: str, text: str
+) -> None:
+    taken = _Taken(compiled, monkeypatch)
+    policy = ChunkPolicy(target_tokens=40, overlap_tokens=0)
+    fast, slow = _both(text.encode(), "file:///long.md", label, policy)
+    assert taken.rows == [-1]
+    assert fast.equals(slow)
+    assert fast.num_rows >= 1
+
+
+def _chunked(labels: tuple[str, ...], policy: ChunkPolicy, raw: RawDocument) -> Chunked:
+    chunkers = {name: get_chunker(name) for name in labels}
+    task = ParseChunkTask(
+        ParseTask(None, ParseLimits(max_nesting=4)),
+        ChunkTask(labels, policy, chunkers, encode=True),
+    )
+    result = task.run(raw, lambda stage, note: None)
+    assert isinstance(result, Chunked)
+    return result
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(_PART, _HYBRID_PART), min_size=1, max_size=20).map("".join),
+    st.sampled_from(POLICIES),
+)
+def test_the_job_helper_writes_the_same_entries(
+    compiled: ModuleType, body: str, policy: ChunkPolicy
+) -> None:
+    """A run's helper (spill entries and the document's facts) under a hybrid label and the
+    default label together, with the core and without."""
+    data = body.encode("utf-8")
+    raw = RawDocument("generated/doc.md", None, content_hash(data), data)
+    labels = ("hybrid-v4", "md-heading-v3")
+    fast = _chunked(labels, policy, raw)
+    with using("python"):
+        slow = _chunked(labels, policy, raw)
+    assert fast.outcome == slow.outcome
+    assert fast.encoded == slow.encoded
