@@ -27,7 +27,8 @@ import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -96,7 +97,8 @@ def chunk_tables(
     :func:`chunk_table` for the defaults)."""
     policy = policy or ChunkPolicy()
     docs = list(documents)
-    fast = [_fast_input(raw, uri, label_name, policy, media_type) for raw, uri in docs]
+    name = _core_label(label_name, policy) if docs else None
+    fast = [None if name is None else _fast_input(raw, uri, name, media_type) for raw, uri in docs]
     taken = [(i, item) for i, item in enumerate(fast) if item is not None]
     compiled = core() if taken else None
     parts: list[pa.Table | None] = [None] * len(docs)
@@ -123,10 +125,10 @@ def chunk_tables(
     return pa.concat_tables(tables) if tables else CHUNK_SCHEMA.empty_table()
 
 
-@dataclass(frozen=True, slots=True)
-class _Fast:
+class _Fast(NamedTuple):
     """A document the core may chunk: its bytes, where its body starts (code points into
-    the decoded text, after any front matter) and what the rows name."""
+    the decoded text, after any front matter) and what the rows name. (A named tuple: one
+    is made per document of a batch, and a frozen dataclass costs several times more.)"""
 
     raw: bytes
     source_uri: str
@@ -134,22 +136,23 @@ class _Fast:
     body_start: int
 
 
-def _fast_input(
-    raw: bytes,
-    source_uri: str,
-    label_name: str | None,
-    policy: ChunkPolicy,
-    media_type: str | None,
-) -> _Fast | None:
-    """What the core needs for ``raw``, or None when the Python path must read it: not
-    Markdown by the default parser, a label outside the engine, a tokenizer the core does
-    not count, or bytes ``decode_text`` would not read as plain UTF-8 (it warns or
-    refuses; invalid UTF-8 past the front matter is the core's to decline)."""
-    media = media_type or detect_media_type(source_uri, raw[:8])
-    if media != _MARKDOWN or DEFAULT_PARSER_VERSIONS[_MARKDOWN] != _PARSER:
+def _core_label(label_name: str | None, policy: ChunkPolicy) -> str | None:
+    """The label the core would chunk Markdown with, or None when the Python path must:
+    Markdown's default parser is not md-pyromark-v1, the label is outside the engines the
+    core runs, or the policy's tokenizer is one the core does not count."""
+    if DEFAULT_PARSER_VERSIONS[_MARKDOWN] != _PARSER or policy.tokenizer not in _NATIVE_TOKENIZERS:
         return None
     name = label_name or DEFAULT_LABELS_BY_MEDIA_TYPE[_MARKDOWN][0]
-    if not _in_core(name) or policy.tokenizer not in _NATIVE_TOKENIZERS:
+    return name if _in_core(name) else None
+
+
+def _fast_input(raw: bytes, source_uri: str, name: str, media_type: str | None) -> _Fast | None:
+    """What the core needs for ``raw`` under label ``name`` (:func:`_core_label`'s), or None
+    when the Python path must read it: not Markdown, or bytes ``decode_text`` would not
+    read as plain UTF-8 (it warns or refuses; invalid UTF-8 past the front matter is the
+    core's to decline)."""
+    media = media_type or detect_media_type(source_uri, raw[:8])
+    if media != _MARKDOWN:
         return None
     if raw.startswith(_WIDE_BOMS) or raw.find(b"\x00", 0, _SNIFF_BYTES) != -1:
         return None
@@ -170,6 +173,7 @@ def _fast_input(
     return _Fast(raw, source_uri, name, body_start)
 
 
+@cache
 def _in_core(name: str) -> bool:
     """Whether the core runs label ``name``: the md-heading engine's labels, and the hybrid
     engine's from hybrid-v2 on (hybrid-v1 records trimmed contexts and counts slice ids
@@ -358,7 +362,8 @@ def chunk_document_with_core(
     found: dict[str, Any] = {}
     item: _Fast | None = None
     for name in labels:
-        item = _fast_input(raw, source_uri, name, policy, _MARKDOWN)
+        core_label = _core_label(name, policy)
+        item = None if core_label is None else _fast_input(raw, source_uri, core_label, _MARKDOWN)
         if item is None:
             return None
         try:

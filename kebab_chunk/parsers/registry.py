@@ -265,9 +265,10 @@ def detect_media_type(
     if head.startswith(b"%PDF-"):
         return "application/pdf"
     lowered = path.lower()
-    for suffix, media_type in sorted(extensions, key=lambda e: -len(e[0])):
-        if lowered.endswith(suffix):
-            return media_type
+    if extensions:
+        for suffix, media_type in sorted(extensions, key=lambda e: -len(e[0])):
+            if lowered.endswith(suffix):
+                return media_type
     for suffix, media_type in _MULTI_DOT:
         if lowered.endswith(suffix):
             return media_type

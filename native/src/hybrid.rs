@@ -12,11 +12,12 @@
 //! Python path for that document, which words the warning.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::ids::chunk_id;
+use crate::ids::{chunk_id, Fx};
 use crate::mdchunk::{newline_style, write_row, Decline, Parsed, Row, Settings, Shape, Sink, Span};
 use crate::scan::{Sep, PROSE};
 use crate::split::{split_levels, Levels, Measure};
@@ -46,6 +47,9 @@ struct Element<'a> {
     start: usize,
     text: &'a str,
     heading_path: &'a [String],
+    /// Which heading path: the index into `Parsed::paths`, and whether its last title is
+    /// left out (a heading's own element).
+    path: (usize, bool),
     captions: Vec<String>,
     is_slice: bool,
     cuts: Vec<usize>,
@@ -85,7 +89,9 @@ struct Run<'a, 'c> {
     /// Section of each block (`_hybrid._sections`).
     sections: Vec<i64>,
     contexts: Vec<Context>,
-    interned: HashMap<(Vec<String>, Vec<String>), usize>,
+    interned: HashMap<(Vec<String>, Vec<String>), usize, BuildHasherDefault<Fx>>,
+    /// The context of each heading path without captions, once interned.
+    by_path: Vec<[Option<usize>; 2]>,
     line_ends: Vec<Option<Vec<usize>>>,
     rows: usize,
     json: String,
@@ -93,21 +99,29 @@ struct Run<'a, 'c> {
     members: Vec<Draft>,
 }
 
-/// `_separators.line_break_ends`: the offset just after each line break of `text`.
-fn line_break_ends(text: &Text) -> Vec<usize> {
-    let mut ends = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        match text.char_at(i) {
-            '\r' if i + 1 < text.len() && text.char_at(i + 1) == '\n' => {
-                ends.push(i + 2);
-                i += 2;
-                continue;
-            }
-            '\r' | '\n' => ends.push(i + 1),
-            _ => {}
+/// `_separators.line_break_ends`: the code-point offset just after each line break of `s`.
+fn line_break_ends(s: &str) -> Vec<usize> {
+    let bytes = s.as_bytes();
+    let ascii = s.is_ascii();
+    let (mut ends, mut chars, mut counted) = (Vec::new(), 0, 0);
+    let mut skip = usize::MAX; // the LF of a CRLF already counted
+    for i in memchr::memchr2_iter(b'\r', b'\n', bytes) {
+        if i == skip {
+            continue;
         }
-        i += 1;
+        let end = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            skip = i + 1;
+            i + 2
+        } else {
+            i + 1
+        };
+        if ascii {
+            ends.push(end);
+        } else {
+            chars += s[counted..end].chars().count();
+            counted = end;
+            ends.push(chars);
+        }
     }
     ends
 }
@@ -193,7 +207,7 @@ impl<'a> Run<'a, '_> {
 
     /// `_hybrid._sections`.
     fn sections(parsed: &Parsed) -> Vec<i64> {
-        let mut opened: HashMap<&[String], i64> = HashMap::new();
+        let mut opened: HashMap<&[String], i64, BuildHasherDefault<Fx>> = HashMap::default();
         let mut out = Vec::with_capacity(parsed.blocks.len());
         for (index, block) in parsed.blocks.iter().enumerate() {
             let path = parsed.paths[block.path].as_slice();
@@ -208,7 +222,23 @@ impl<'a> Run<'a, '_> {
         out
     }
 
-    fn context(&mut self, heading_path: &[String], captions: &[String]) -> usize {
+    /// The interned context of an element's headings and `captions`: equal contexts are one
+    /// id, as Python interns them by value (`_joiner` compares them).
+    fn context(&mut self, el: &Element, captions: &[String]) -> usize {
+        let (path, drop) = el.path;
+        if captions.is_empty() {
+            if let Some(id) = self.by_path[path][usize::from(drop)] {
+                return id;
+            }
+        }
+        let id = self.intern(el.heading_path, captions);
+        if captions.is_empty() {
+            self.by_path[path][usize::from(drop)] = Some(id);
+        }
+        id
+    }
+
+    fn intern(&mut self, heading_path: &[String], captions: &[String]) -> usize {
         let key = (heading_path.to_vec(), captions.to_vec());
         if let Some(&id) = self.interned.get(&key) {
             return id;
@@ -263,8 +293,7 @@ impl<'a> Run<'a, '_> {
             return span;
         }
         if self.line_ends[index].is_none() {
-            let text = Text::new(self.block_text(index));
-            self.line_ends[index] = Some(line_break_ends(&text));
+            self.line_ends[index] = Some(line_break_ends(self.block_text(index)));
         }
         let ends = self.line_ends[index].as_ref().expect("just computed");
         let before = |x: usize| ends.partition_point(|&e| e <= x);
@@ -303,12 +332,14 @@ impl<'a> Run<'a, '_> {
     }
 
     fn heading_element(&mut self, b: usize, index: &mut usize) -> Result<(), Decline> {
-        let path = &self.parsed.paths[self.parsed.blocks[b].path];
+        let index_of_path = self.parsed.blocks[b].path;
+        let path = &self.parsed.paths[index_of_path];
         let el = Element {
             block: b,
             start: 0,
             text: self.block_text(b),
             heading_path: &path[..path.len().saturating_sub(1)],
+            path: (index_of_path, true),
             captions: Vec::new(),
             is_slice: false,
             cuts: Vec::new(),
@@ -335,6 +366,7 @@ impl<'a> Run<'a, '_> {
             start: 0,
             text,
             heading_path: &parsed.paths[block.path],
+            path: (block.path, false),
             captions,
             is_slice: false,
             cuts: Vec::new(),
@@ -360,6 +392,7 @@ impl<'a> Run<'a, '_> {
                             start,
                             text: t.slice(start, end),
                             heading_path: el.heading_path,
+                            path: el.path,
                             captions: Vec::new(),
                             is_slice: true,
                             cuts: Vec::new(),
@@ -430,13 +463,15 @@ impl<'a> Run<'a, '_> {
                 return Err(Decline);
             }
         }
-        let whole = self.context(el.heading_path, &el.captions);
+        let whole = self.context(el, &el.captions);
         let units = self.units(el.text);
         let tokens = self.measure(whole, units);
-        let t = Text::new(el.text);
         if tokens <= self.set.budget {
-            return self.piece(el, &t, at, 0, t.len(), whole, tokens);
+            // one piece, the whole element: no code-point index needed
+            let n = el.text.chars().count();
+            return self.piece(el, el.text, at, (0, n), n, whole, tokens);
         }
+        let t = Text::new(el.text);
         // _split: contexts over half the budget are trimmed (with a warning) in Python
         let lines: Vec<&String> = el.heading_path.iter().chain(&el.captions).collect();
         if self.over_half(&lines) || is_space_only(el.text) {
@@ -452,7 +487,7 @@ impl<'a> Run<'a, '_> {
                 }
                 let mut captions = el.captions.clone();
                 captions.push(header.clone());
-                self.context(el.heading_path, &captions)
+                self.context(el, &captions)
             }
             None => first,
         };
@@ -506,26 +541,35 @@ impl<'a> Run<'a, '_> {
                 return Err(Decline); // one character over budget: Python warns
             }
             let context = if start == start0 { first } else { rest };
-            self.piece(el, &t, at, start, end, context, piece_tokens)?;
+            self.piece(
+                el,
+                t.slice(start, end),
+                at,
+                (start, end),
+                t.len(),
+                context,
+                piece_tokens,
+            )?;
         }
         Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// `Run._piece`: `text` is the element's `[start, end)` of its `len` code points.
     fn piece(
         &mut self,
         el: &Element,
-        t: &Text,
+        text: &str,
         at: usize,
-        start: usize,
-        end: usize,
+        (start, end): (usize, usize),
+        len: usize,
         context: usize,
         tokens: i64,
     ) -> Result<(), Decline> {
-        let whole = start == 0 && end == t.len();
+        let whole = start == 0 && end == len;
         let span = self.span(el.block, el.start + start, el.start + end);
         let draft = Draft {
-            text: t.slice(start, end).to_owned(),
+            text: text.to_owned(),
             span,
             block_ids: vec![el.block],
             context,
@@ -563,34 +607,22 @@ impl<'a> Run<'a, '_> {
         a.tokens + b.tokens - self.prefix_cost(a.context) + self.tokens(self.units(gap))
     }
 
-    fn join(&self, a: &Draft, b: &Draft, gap: &str) -> Draft {
-        let mut text = String::with_capacity(a.text.len() + gap.len() + b.text.len());
-        text.push_str(&a.text);
-        text.push_str(gap);
-        text.push_str(&b.text);
-        let mut block_ids = a.block_ids.clone();
+    /// `Run._join`: `a` extended by `gap` and `b` (in place: a group grows piece by piece).
+    fn join(&self, mut a: Draft, b: &Draft, gap: &str) -> Draft {
+        a.tokens = self.estimate(&a, b, gap);
+        a.text.push_str(gap);
+        a.text.push_str(&b.text);
         for &id in &b.block_ids {
             if !a.block_ids.contains(&id) {
-                block_ids.push(id);
+                a.block_ids.push(id);
             }
         }
-        Draft {
-            text,
-            span: Span {
-                line_start: a.span.line_start,
-                line_end: b.span.line_end,
-                char_start: a.span.char_start,
-                char_end: b.span.char_end,
-            },
-            block_ids,
-            context: a.context,
-            is_slice: a.is_slice || b.is_slice,
-            tokens: self.estimate(a, b, gap),
-            known: false,
-            element: b.element,
-            section: a.section,
-            slice_start: a.slice_start,
-        }
+        a.span.line_end = b.span.line_end;
+        a.span.char_end = b.span.char_end;
+        a.is_slice |= b.is_slice;
+        a.known = false;
+        a.element = b.element;
+        a
     }
 
     fn merge(&mut self, piece: Draft) -> Result<(), Decline> {
@@ -598,10 +630,10 @@ impl<'a> Run<'a, '_> {
             if self.set.merge_peers {
                 if let Some(gap) = self.joiner(&group, &piece) {
                     if self.estimate(&group, &piece, &gap) <= self.set.budget {
-                        let joined = self.join(&group, &piece, &gap);
                         if self.members.is_empty() {
-                            self.members.push(group);
+                            self.members.push(group.clone());
                         }
+                        let joined = self.join(group, &piece, &gap);
                         self.members.push(piece);
                         self.group = Some(joined);
                         return Ok(());
@@ -635,10 +667,12 @@ impl<'a> Run<'a, '_> {
         let mut current = members[0].clone();
         for member in &members[1..] {
             let gap = self.joiner(&current, member).expect("members joined once");
-            let mut joined = self.join(&current, member, &gap);
-            joined.tokens = self.measure(joined.context, self.units(&joined.text));
-            if joined.tokens <= self.set.budget {
-                current = joined;
+            let units = self.units(&current.text) + self.units(&gap) + self.units(&member.text);
+            let tokens = self.measure(current.context, units);
+            if tokens <= self.set.budget {
+                current = self.join(current, member, &gap);
+                current.tokens = tokens;
+                current.known = true;
             } else {
                 self.record(&current)?;
                 current = member.clone();
@@ -698,7 +732,7 @@ fn char_of(t: &Text, b: usize) -> usize {
 /// `_slices.table_row_starts`: `(end of the header lines, start of each row)`.
 fn table_row_starts(t: &Text, has_header: bool, n_rows: usize) -> Option<(usize, Vec<usize>)> {
     let mut starts = vec![0];
-    starts.extend(line_break_ends(t));
+    starts.extend(line_break_ends(t.s));
     let header_lines = starts.len() as i64 - n_rows as i64;
     let allowed: &[i64] = if has_header { &[1, 2] } else { &[0] };
     if n_rows == 0 || !allowed.contains(&header_lines) {
@@ -749,7 +783,8 @@ pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<u
         style: newline_style(src, &parsed.blocks),
         sections: Run::sections(parsed),
         contexts: Vec::new(),
-        interned: HashMap::new(),
+        interned: HashMap::default(),
+        by_path: vec![[None; 2]; parsed.paths.len()],
         line_ends: vec![None; parsed.blocks.len()],
         rows: 0,
         json: String::new(),
