@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from kebab_chunk._core import core
 from kebab_chunk.chunkers._budget import budget_of, resolve_max_tokens
+from kebab_chunk.chunkers._hybrid import warn_core
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE, get_chunker, label
 from kebab_chunk.chunkers.rules import HybridRules, MdHeadingRules
@@ -105,6 +106,9 @@ def chunk_tables(
     if compiled is not None:
         whole, found = _core_rows(compiled, [item for _, item in taken], policy, limits)
         counts = list(found["doc_rows"])
+        for index, ((_, item), count) in enumerate(zip(taken, counts, strict=True)):
+            if count >= 0:
+                _warn_core(item.source_uri, found, index)
         if len(taken) == len(docs) and min(counts, default=0) >= 0:
             return whole  # every document by the core: its rows are already in order
         start = 0
@@ -257,7 +261,15 @@ def _core_call(
                 f"{f.source_uri} took {seconds:.1f}s to parse, over time_budget_s="
                 f"{limits.time_budget_s}; split the file or raise the budget."
             )
+    found["budget"] = budget
     return found
+
+
+def _warn_core(source_uri: str, found: dict[str, Any], index: int) -> None:
+    """Log the hybrid engine's warnings for the document ``index`` of a core call, worded
+    and logged as the Python engine does (for a document whose rows are kept)."""
+    for warning in found["warnings"][index]:
+        warn_core(None, source_uri, found["budget"], warning)
 
 
 def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPolicy) -> pa.Table:
@@ -359,6 +371,7 @@ def chunk_document_with_core(
     if compiled is None or not labels:
         return None
     made: list[tuple[str, tuple[bytes, ...]]] = []
+    calls: list[dict[str, Any]] = []
     found: dict[str, Any] = {}
     item: _Fast | None = None
     for name in labels:
@@ -379,7 +392,10 @@ def chunk_document_with_core(
                 )
             return None
         made.append((name, tuple(found["entries"][0])))
+        calls.append(found)
     assert item is not None
+    for call in calls:  # every label taken: their warnings, in label order
+        _warn_core(source_uri, call, 0)
     metadata: dict[str, Any] = {}
     warnings: list[str] = []
     if item.body_start:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from kebab_chunk._quote import quote
 
-__all__ = ["Count", "LineBound", "bound_line", "fitting_prefix"]
+__all__ = ["Count", "LineBound", "bound_line", "cut_line_warning", "fitting_prefix"]
 
 Count = Callable[[str], int]
 
@@ -93,10 +93,14 @@ class LineBound:
         if kept is None:
             kept = self._kept[line] = bound_line(line, self._count, self._budget)
             if kept != line:
-                self._warn(
-                    f"{self._source_uri}: {self._what} of {len(line):,} characters costs more "
-                    f"than half of the chunk budget ({self._budget} tokens) or holds more than "
-                    f"{2 * self._budget:,} characters, so its chunks record only its first "
-                    f"{len(kept):,} characters: {quote(kept)}"
-                )
+                self._warn(cut_line_warning(self._source_uri, self._what, line, kept, self._budget))
         return kept
+
+
+def cut_line_warning(source_uri: str, what: str, line: str, kept: str, budget: int) -> str:
+    """The warning for a context line cut by :func:`bound_line` (``what`` names its kind)."""
+    return (
+        f"{source_uri}: {what} of {len(line):,} characters costs more than half of the chunk "
+        f"budget ({budget} tokens) or holds more than {2 * budget:,} characters, so its chunks "
+        f"record only its first {len(kept):,} characters: {quote(kept)}"
+    )

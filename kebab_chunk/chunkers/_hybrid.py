@@ -32,10 +32,17 @@ import logging
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kebab_chunk._quote import quote_all
 from kebab_chunk.chunkers._budget import resolve_max_tokens
-from kebab_chunk.chunkers._context import Count, LineBound, bound_line, fitting_prefix
+from kebab_chunk.chunkers._context import (
+    Count,
+    LineBound,
+    bound_line,
+    cut_line_warning,
+    fitting_prefix,
+)
 from kebab_chunk.chunkers._separators import join_gap, newline_style
 from kebab_chunk.chunkers._slices import joined_spans, list_items_from_spans
 from kebab_chunk.chunkers._token_aware import Element, TokenAwareChunker, warn
@@ -57,6 +64,8 @@ __all__ = [
     "embedded_text",
     "part_ranges",
     "trim_context",
+    "warn_core",
+    "warn_trimmed",
 ]
 
 _log = logging.getLogger(__name__)
@@ -90,6 +99,39 @@ def trim_context(lines: Sequence[str], count: Count, limit: int) -> tuple[str, .
         return ()
     prefix = fitting_prefix(lines[-1], count, limit)
     return (prefix,) if prefix else ()
+
+
+#: What the warning for a context line cut by ``bound_context_lines`` calls the line.
+CONTEXT_LINE = "a heading, caption or table header line"
+
+
+def warn_core(
+    warnings: list[str] | None, source_uri: str, budget: int, found: tuple[Any, ...]
+) -> None:
+    """Word and log one warning the compiled core reports for this engine: ``("trimmed",
+    block_id, counted, lines)`` or ``("bound", line, kept)``."""
+    if found[0] == "trimmed":
+        warn_trimmed(warnings, source_uri, found[1], budget, found[2], found[3])
+    else:
+        warn(warnings, cut_line_warning(source_uri, CONTEXT_LINE, found[1], found[2], budget), _log)
+
+
+def warn_trimmed(
+    warnings: list[str] | None,
+    source_uri: str,
+    block_id: str,
+    budget: int,
+    counted: Sequence[str],
+    lines: Sequence[str],
+) -> None:
+    """Warn that a split element's counted context lines were trimmed (the compiled core
+    reports the same facts and has them worded and logged here)."""
+    message = (
+        f"{source_uri}: block {block_id}: its headings/captions take more than half of "
+        f"max_tokens={budget}, so the text counted and embedded for its chunks keeps only "
+        f"{quote_all(counted)} of {quote_all(lines)}; heading_path and captions keep them whole"
+    )
+    warn(warnings, message, _log)
 
 
 def embedded_text(
@@ -320,11 +362,7 @@ class Run:
         self._gap_tokens: dict[str, int] = {}
         #: Context lines as recorded (rule ``bound_context_lines``), one warning per cut.
         self._bound_line = LineBound(
-            self.count,
-            self.budget,
-            doc.source_uri,
-            "a heading, caption or table header line",
-            self._warn,
+            self.count, self.budget, doc.source_uri, CONTEXT_LINE, self._warn
         )
 
     # -- context -------------------------------------------------------------------
@@ -352,11 +390,8 @@ class Run:
         if counted is None:
             counted = self._trims[lines] = trim_context(lines, self.count, self.budget // 2)
         if counted != lines:
-            self._warn(
-                f"{self.doc.source_uri}: block {el.block_ids[0]}: its headings/captions take "
-                f"more than half of max_tokens={self.budget}, so the text counted and "
-                f"embedded for its chunks keeps only {quote_all(counted)} of "
-                f"{quote_all(lines)}; heading_path and captions keep them whole"
+            warn_trimmed(
+                self.warnings, self.doc.source_uri, el.block_ids[0], self.budget, counted, lines
             )
         return self._context(el.heading_path, captions, counted)
 
@@ -389,9 +424,7 @@ class Run:
         table_header = None if header is None else self._bound_line(header)
         if (heading_path, captions, table_header) == (el.heading_path, el.captions, header):
             return el
-        return replace(
-            el, heading_path=heading_path, captions=captions, table_header=table_header
-        )
+        return replace(el, heading_path=heading_path, captions=captions, table_header=table_header)
 
     def _warn(self, message: str) -> None:
         warn(self.warnings, message, _log)

@@ -189,9 +189,7 @@ impl Columns {
         self.text.push(row.text);
         crate::row_fault_point();
         // embed_text: the heading lines it names and the captions, then the text
-        let lines = row.heading_path[..row.embed_headings]
-            .iter()
-            .chain(row.captions);
+        let lines = row.embed_lines();
         let start = self.embed_text.data.len();
         for (i, line) in lines.enumerate() {
             if i > 0 {

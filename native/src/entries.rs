@@ -126,11 +126,7 @@ impl Entries {
         // embed_text: the heading lines it names and the captions, then the text
         let embed = &mut self.embed;
         embed.clear();
-        for (i, line) in row.heading_path[..row.embed_headings]
-            .iter()
-            .chain(row.captions)
-            .enumerate()
-        {
+        for (i, line) in row.embed_lines().enumerate() {
             if i > 0 {
                 embed.push('\n');
             }

@@ -6,10 +6,10 @@
 //! Every Markdown block's text is the exact source slice of its one line span, so every
 //! element is a `slice` anchor: the rules that only matter for structured or rendered
 //! text (`cite_held_parts`, `merge_mixed_kinds`) change nothing here, and hybrid-v2 and
-//! hybrid-v3 give the same chunks. What the Python engine reports with a warning (a
-//! context trimmed to half the budget, a character over budget, a list line cut by
-//! hybrid-v4's line bound, items it cannot locate) is declined: the caller takes the
-//! Python path for that document, which words the warning.
+//! hybrid-v3 give the same chunks. A context trimmed to half the budget and a line
+//! hybrid-v4 cuts are returned as [`Warning`]s for the caller to word as Python does; what
+//! else the Python engine warns about (a character over budget, list items it cannot
+//! locate) is declined, and the caller takes the Python path for that document.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -57,14 +57,34 @@ struct Element<'a> {
     style: Style,
 }
 
-/// Heading path and captions of a piece, with its counted prefix (`_Context`; never
-/// trimmed here).
+/// Heading path and captions of a piece (whole, as recorded) and the lines its counted
+/// text carries: the same lines, or fewer or shorter when trimmed (`_Context`).
 struct Context {
     heading_path: Vec<String>,
     captions: Vec<String>,
-    /// Units (bytes or code points) of `"\n".join(lines)`, None when that is empty.
+    counted: Vec<String>,
+    trimmed: bool,
+    /// Units (bytes or code points) of `"\n".join(counted)`, None when that is empty.
     prefix: Option<usize>,
+    /// The same for the whole lines (a trimmed context's record may fit them).
+    full_prefix: Option<usize>,
 }
+
+/// What the Python engine warns about, in the order it warns; the caller words them.
+pub enum Warning {
+    /// A split element whose headings and captions cost more than half the budget: the
+    /// lines its counted text keeps (`_hybrid.Run._trimmed`).
+    Trimmed {
+        block: usize,
+        counted: Vec<String>,
+        lines: Vec<String>,
+    },
+    /// A context line hybrid-v4 records cut (`_context.LineBound`, once per distinct line).
+    Bound { line: String, kept: String },
+}
+
+/// A context's heading path, captions and counted lines: what makes two contexts one.
+type ContextKey = (Vec<String>, Vec<String>, Vec<String>);
 
 #[derive(Clone)]
 struct Draft {
@@ -83,13 +103,18 @@ struct Draft {
 struct Run<'a, 'c> {
     src: &'a str,
     parsed: &'a Parsed,
+    /// The heading paths as chunks record them (each line bounded under hybrid-v4).
+    paths: &'a [Vec<String>],
+    /// The lines cut so far (each is reported once).
+    cut_lines: std::collections::HashSet<String>,
     set: &'a Settings<'a>,
     sink: Sink<'c>,
     style: Option<&'static str>,
     /// Section of each block (`_hybrid._sections`).
     sections: Vec<i64>,
     contexts: Vec<Context>,
-    interned: HashMap<(Vec<String>, Vec<String>), usize, BuildHasherDefault<Fx>>,
+    interned: HashMap<ContextKey, usize, BuildHasherDefault<Fx>>,
+    warnings: Vec<Warning>,
     /// The context of each heading path without captions, once interned.
     by_path: Vec<[Option<usize>; 2]>,
     line_ends: Vec<Option<Vec<usize>>>,
@@ -231,30 +256,89 @@ impl<'a> Run<'a, '_> {
                 return id;
             }
         }
-        let id = self.intern(el.heading_path, captions);
+        let lines: Vec<String> = el.heading_path.iter().chain(captions).cloned().collect();
+        let id = self.intern(el.heading_path, captions, lines);
         if captions.is_empty() {
             self.by_path[path][usize::from(drop)] = Some(id);
         }
         id
     }
 
-    fn intern(&mut self, heading_path: &[String], captions: &[String]) -> usize {
-        let key = (heading_path.to_vec(), captions.to_vec());
+    fn intern(
+        &mut self,
+        heading_path: &[String],
+        captions: &[String],
+        counted: Vec<String>,
+    ) -> usize {
+        let key = (heading_path.to_vec(), captions.to_vec(), counted);
         if let Some(&id) = self.interned.get(&key) {
             return id;
         }
-        let lines = heading_path.iter().chain(captions);
-        let count = heading_path.len() + captions.len();
-        let units: usize = lines.map(|l| self.units(l)).sum::<usize>() + count.saturating_sub(1);
-        let prefix = (units > 0).then_some(units);
+        let units = |run: &Self, lines: &mut dyn Iterator<Item = &String>| {
+            let (mut total, mut n) = (0, 0);
+            for line in lines {
+                total += run.units(line);
+                n += 1;
+            }
+            let joined = total + usize::saturating_sub(n, 1);
+            (joined > 0).then_some(joined)
+        };
+        let prefix = units(self, &mut key.2.iter());
+        let full_prefix = units(self, &mut heading_path.iter().chain(captions));
+        let trimmed = !key.2.iter().eq(heading_path.iter().chain(captions));
         let id = self.contexts.len();
         self.contexts.push(Context {
             heading_path: key.0.clone(),
             captions: key.1.clone(),
+            counted: key.2.clone(),
+            trimmed,
             prefix,
+            full_prefix,
         });
         self.interned.insert(key, id);
         id
+    }
+
+    /// `Run._trimmed`: the context of a split element's pieces, whose counted lines cost at
+    /// most half the budget (recorded for the warning when that shortens them).
+    fn trimmed(&mut self, el: &Element, captions: &[String]) -> usize {
+        let lines: Vec<String> = el.heading_path.iter().chain(captions).cloned().collect();
+        let counted = self.trim_context(&lines, self.set.budget.div_euclid(2));
+        if counted != lines {
+            self.warnings.push(Warning::Trimmed {
+                block: el.block,
+                counted: counted.clone(),
+                lines,
+            });
+        }
+        self.intern(el.heading_path, captions, counted)
+    }
+
+    /// `_hybrid.trim_context`: outer lines left out until the rest costs at most `limit`,
+    /// else the innermost line's longest prefix that fits (none when no character does).
+    fn trim_context(&self, lines: &[String], limit: i64) -> Vec<String> {
+        for dropped in 0..lines.len() {
+            let rest = &lines[dropped..];
+            let units = rest.iter().map(|l| self.units(l)).sum::<usize>() + rest.len() - 1;
+            if self.tokens(units) <= limit {
+                return rest.to_vec();
+            }
+        }
+        let Some(last) = lines.last() else {
+            return Vec::new();
+        };
+        let prefix = self.fitting_prefix(last, limit);
+        if prefix.is_empty() {
+            Vec::new()
+        } else {
+            vec![prefix]
+        }
+    }
+
+    /// `_context.fitting_prefix`: the longest prefix of `line` that costs at most `limit`,
+    /// cut at a word end when one fits, else at a character, right-stripped.
+    fn fitting_prefix(&self, line: &str, limit: i64) -> String {
+        fitting_prefix(line, limit, usize::MAX, self.set.chars)
     }
 
     /// `Run._measure` of a text of `units` under context `id`.
@@ -270,20 +354,49 @@ impl<'a> Run<'a, '_> {
         self.contexts[id].prefix.map_or(0, |p| self.tokens(p + 1))
     }
 
-    /// Whether `"\n".join(lines)` costs more than half the budget (`trim_context` would
-    /// shorten the counted lines, with a warning).
-    fn over_half(&self, lines: &[&String]) -> bool {
-        if lines.is_empty() {
-            return false;
+    /// Reports a context line hybrid-v4 cut, the first time it is cut.
+    fn note_cut(&mut self, line: &str, kept: &str) {
+        if kept != line && !self.cut_lines.contains(line) {
+            self.cut_lines.insert(line.to_owned());
+            self.warnings.push(Warning::Bound {
+                line: line.to_owned(),
+                kept: kept.to_owned(),
+            });
         }
-        let units: usize = lines.iter().map(|l| self.units(l)).sum::<usize>() + lines.len() - 1;
-        self.tokens(units) > self.set.budget.div_euclid(2)
     }
 
-    /// Whether hybrid-v4's `bound_line` would cut `line`.
-    fn bound_cuts(&self, line: &str) -> bool {
-        let budget = self.set.budget;
-        line.chars().count() as i64 > 2 * budget || self.set.count(line) > budget.div_euclid(2)
+    /// `Run._bound`: the element with its captions and table header line bounded (its
+    /// heading path already is), each line cut reported in the order Python cuts them.
+    fn bound(&mut self, el: &Element<'a>) -> Option<Element<'a>> {
+        let (path, drop) = el.path;
+        let original = &self.parsed.paths[path];
+        let original = &original[..original.len() - usize::from(drop && !original.is_empty())];
+        for (line, kept) in original.iter().zip(el.heading_path) {
+            self.note_cut(line, kept);
+        }
+        let (budget, chars) = (self.set.budget, self.set.chars);
+        let cut = |run: &mut Self, line: &String| {
+            let kept = bound_line(line, budget, chars);
+            run.note_cut(line, &kept);
+            kept
+        };
+        let captions: Vec<String> = el.captions.iter().map(|c| cut(self, c)).collect();
+        let header = el.table_header.as_ref().map(|h| cut(self, h));
+        if captions == el.captions && header == el.table_header {
+            return None;
+        }
+        Some(Element {
+            block: el.block,
+            start: el.start,
+            text: el.text,
+            heading_path: el.heading_path,
+            path: el.path,
+            captions,
+            is_slice: el.is_slice,
+            cuts: el.cuts.clone(),
+            table_header: header,
+            style: el.style,
+        })
     }
 
     /// The span of `block text[a..b]` (`Anchor.locate` on an exact line span).
@@ -333,7 +446,7 @@ impl<'a> Run<'a, '_> {
 
     fn heading_element(&mut self, b: usize, index: &mut usize) -> Result<(), Decline> {
         let index_of_path = self.parsed.blocks[b].path;
-        let path = &self.parsed.paths[index_of_path];
+        let path = &self.paths[index_of_path];
         let el = Element {
             block: b,
             start: 0,
@@ -365,7 +478,7 @@ impl<'a> Run<'a, '_> {
             block: b,
             start: 0,
             text,
-            heading_path: &parsed.paths[block.path],
+            heading_path: &self.paths[block.path],
             path: (block.path, false),
             captions,
             is_slice: false,
@@ -450,19 +563,15 @@ impl<'a> Run<'a, '_> {
 
     // -- step 2: split ------------------------------------------------------------------
 
-    fn element(&mut self, el: &Element, index: &mut usize) -> Result<(), Decline> {
+    fn element(&mut self, el: &Element<'a>, index: &mut usize) -> Result<(), Decline> {
         let at = *index;
         *index += 1;
-        if self.set.bound_lines {
-            let lines = el
-                .heading_path
-                .iter()
-                .chain(&el.captions)
-                .chain(&el.table_header);
-            if lines.into_iter().any(|l| self.bound_cuts(l)) {
-                return Err(Decline);
-            }
-        }
+        let bounded = if self.set.bound_lines {
+            self.bound(el)
+        } else {
+            None
+        };
+        let el = bounded.as_ref().unwrap_or(el);
         let whole = self.context(el, &el.captions);
         let units = self.units(el.text);
         let tokens = self.measure(whole, units);
@@ -472,22 +581,16 @@ impl<'a> Run<'a, '_> {
             return self.piece(el, el.text, at, (0, n), n, whole, tokens);
         }
         let t = Text::new(el.text);
-        // _split: contexts over half the budget are trimmed (with a warning) in Python
-        let lines: Vec<&String> = el.heading_path.iter().chain(&el.captions).collect();
-        if self.over_half(&lines) || is_space_only(el.text) {
-            return Err(Decline);
+        // _split: the counted context lines cost at most half the budget
+        let first = self.trimmed(el, &el.captions);
+        if is_space_only(el.text) {
+            return Err(Decline); // a media reference with a huge caption: rare, left to Python
         }
-        let first = whole;
         let rest = match &el.table_header {
             Some(header) => {
-                let mut with = lines.clone();
-                with.push(header);
-                if self.over_half(&with) {
-                    return Err(Decline);
-                }
                 let mut captions = el.captions.clone();
                 captions.push(header.clone());
-                self.context(el, &captions)
+                self.trimmed(el, &captions)
             }
             None => first,
         };
@@ -695,6 +798,20 @@ impl<'a> Run<'a, '_> {
             piece.is_slice.then_some(piece.slice_start),
         );
         let context = &self.contexts[piece.context];
+        let (mut tokens, mut embed_lines) = (piece.tokens, None);
+        if context.trimmed {
+            // counted with fewer context lines: the whole ones may fit this piece
+            let units = self.units(&piece.text);
+            let full = match context.full_prefix {
+                None => self.tokens(units),
+                Some(p) => self.tokens(p + 1 + units),
+            };
+            if full <= set.budget {
+                tokens = full;
+            } else {
+                embed_lines = Some(context.counted.as_slice());
+            }
+        }
         let row = Row {
             position: self.rows,
             chunk_id: chunk.as_str(),
@@ -704,7 +821,8 @@ impl<'a> Run<'a, '_> {
             captions: &context.captions,
             block_ids: &piece.block_ids,
             spans: std::slice::from_ref(&piece.span),
-            tokens: piece.tokens,
+            tokens,
+            embed_lines,
         };
         write_row(&mut self.sink, self.parsed, &row, set)?;
         self.rows += 1;
@@ -772,18 +890,35 @@ impl Measure for Piece {
     }
 }
 
-/// Writes the hybrid engine's chunk rows of a parsed document to `sink`, in order; on
-/// Decline the rows written so far are the caller's to take back.
-pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<usize, Decline> {
+/// Writes the hybrid engine's chunk rows of a parsed document to `sink`, in order, and
+/// returns their count and the contexts trimmed on the way (one per warning Python gives);
+/// on Decline the rows written so far are the caller's to take back.
+pub fn chunk(
+    src: &str,
+    parsed: &Parsed,
+    set: &Settings,
+    sink: Sink,
+) -> Result<(usize, Vec<Warning>), Decline> {
+    let bounded: Option<Vec<Vec<String>>> = set.bound_lines.then(|| {
+        let bound = |line: &String| bound_line(line, set.budget, set.chars);
+        parsed
+            .paths
+            .iter()
+            .map(|p| p.iter().map(bound).collect())
+            .collect()
+    });
     let mut run = Run {
         src,
         parsed,
+        paths: bounded.as_deref().unwrap_or(&parsed.paths),
+        cut_lines: std::collections::HashSet::new(),
         set,
         sink,
         style: newline_style(src, &parsed.blocks),
         sections: Run::sections(parsed),
         contexts: Vec::new(),
         interned: HashMap::default(),
+        warnings: Vec::new(),
         by_path: vec![[None; 2]; parsed.paths.len()],
         line_ends: vec![None; parsed.blocks.len()],
         rows: 0,
@@ -792,5 +927,72 @@ pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<u
         members: Vec::new(),
     };
     run.run()?;
-    Ok(run.rows)
+    Ok((run.rows, run.warnings))
+}
+
+/// `_context.fitting_prefix` under `chars` (else `bytes-3`) counting: the longest prefix
+/// of `line` that costs at most `limit` and holds at most `max_chars` code points (the cap
+/// of `bound_line`), cut at a word end when one fits, else at a character, right-stripped.
+fn fitting_prefix(line: &str, limit: i64, max_chars: usize, chars: bool) -> String {
+    let t = Text::new(line);
+    let fits = |end: usize| {
+        let tokens = if chars {
+            end as i64
+        } else {
+            t.utf8_len(0, end).div_ceil(3) as i64
+        };
+        end <= max_chars && tokens <= limit
+    };
+    let mut ends = Vec::new();
+    for i in 0..t.len() {
+        if !is_py_space(t.char_at(i)) && (i + 1 == t.len() || is_py_space(t.char_at(i + 1))) {
+            ends.push(i + 1);
+        }
+    }
+    let mut best = last_fitting(&ends, &fits);
+    if best.is_none() {
+        let first = ends.first().copied().unwrap_or(t.len());
+        let candidates: Vec<usize> = (1..first).collect();
+        best = last_fitting(&candidates, &fits);
+    }
+    best.map_or_else(String::new, |b| {
+        t.slice(0, b).trim_end_matches(is_py_space).to_owned()
+    })
+}
+
+/// `_context.bound_line`: a context line as hybrid-v4 records it, at most half the budget
+/// and `2 * budget` code points (the line itself when within both).
+fn bound_line(line: &str, budget: i64, chars: bool) -> String {
+    let (limit, cap) = (budget.div_euclid(2), (2 * budget).max(0) as usize);
+    let n = line.chars().count();
+    let tokens = if chars {
+        n as i64
+    } else {
+        line.len().div_ceil(3) as i64
+    };
+    if n <= cap && tokens <= limit {
+        return line.to_owned();
+    }
+    let head: String = line.chars().take(cap + 1).collect();
+    let kept = fitting_prefix(&head, limit, cap, chars);
+    if kept.is_empty() {
+        line.chars().take(1).collect()
+    } else {
+        kept
+    }
+}
+
+/// `_context._last_fitting`: the last candidate that fits, by bisection.
+fn last_fitting(candidates: &[usize], fits: &dyn Fn(usize) -> bool) -> Option<usize> {
+    let (mut lo, mut hi, mut best) = (0i64, candidates.len() as i64 - 1, None);
+    while lo <= hi {
+        let mid = (lo + hi).div_euclid(2);
+        if fits(candidates[mid as usize]) {
+            best = Some(candidates[mid as usize]);
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    best
 }

@@ -166,6 +166,28 @@ fn scan_markdown<'py>(
     Ok(Some((records, scan.deepest, scan.over_limit)))
 }
 
+/// A warning of the hybrid engine, for Python to word: a trimmed context (its block's id,
+/// the lines counted, the lines whole) or a cut context line (the line, what is kept).
+enum CoreWarning {
+    Trimmed(String, Vec<String>, Vec<String>),
+    Bound(String, String),
+}
+
+impl<'py> IntoPyObject<'py> for CoreWarning {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        match self {
+            CoreWarning::Trimmed(id, counted, lines) => {
+                ("trimmed", id, counted, lines).into_bound_py_any(py)
+            }
+            CoreWarning::Bound(line, kept) => ("bound", line, kept).into_bound_py_any(py),
+        }
+    }
+}
+
 /// One document for `chunk_markdown`: its raw bytes, where its body starts in the decoded
 /// text (code points after any front matter) and its source URI.
 type Document<'py> = (Bound<'py, PyBytes>, usize, String);
@@ -228,6 +250,7 @@ fn chunk_markdown<'py>(
     let mut doc_entries: Vec<Vec<Vec<u8>>> = Vec::new();
     let (mut doc_rows, mut deepest, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
     let (mut blocks, mut first_h1) = (Vec::new(), Vec::<Option<String>>::new());
+    let mut warned: Vec<Vec<CoreWarning>> = Vec::new();
     for (raw, body_start, source_uri) in &documents {
         let doc_id = ids::doc_id(source_uri);
         let doc_id = doc_id.as_str();
@@ -242,6 +265,7 @@ fn chunk_markdown<'py>(
             .unwrap_or(bytes);
         let mut made = entries::Entries::default();
         let Ok(s) = std::str::from_utf8(bytes) else {
+            warned.push(Vec::new());
             doc_entries.push(Vec::new());
             doc_rows.push(-1i64);
             deepest.push(0);
@@ -286,22 +310,40 @@ fn chunk_markdown<'py>(
             let rows = if parsed.over_limit {
                 Err(mdchunk::Decline)
             } else if hybrid {
-                hybrid::chunk(s, &parsed, &settings, sink)
+                hybrid::chunk(s, &parsed, &settings, sink).map(|(rows, warnings)| {
+                    let named = warnings
+                        .into_iter()
+                        .map(|w| match w {
+                            hybrid::Warning::Trimmed {
+                                block,
+                                counted,
+                                lines,
+                            } => {
+                                let id = parsed.blocks[block].id.as_str().to_owned();
+                                CoreWarning::Trimmed(id, counted, lines)
+                            }
+                            hybrid::Warning::Bound { line, kept } => CoreWarning::Bound(line, kept),
+                        })
+                        .collect();
+                    (rows, named)
+                })
             } else {
-                mdchunk::chunk(s, &parsed, &settings, sink)
+                mdchunk::chunk(s, &parsed, &settings, sink).map(|rows| (rows, Vec::new()))
             };
             (rows, parsed.deepest, parsed.blocks.len(), parsed.first_h1)
         });
         let declined = !matches!(work, Some((Ok(_), ..)));
         doc_entries.push(if declined { Vec::new() } else { made.items });
         match work {
-            Some((Ok(rows), depth, count, title)) => {
+            Some((Ok((rows, warnings)), depth, count, title)) => {
+                warned.push(warnings);
                 doc_rows.push(rows as i64);
                 deepest.push(depth);
                 blocks.push(count);
                 first_h1.push(title);
             }
             Some((Err(mdchunk::Decline), depth, _, _)) => {
+                warned.push(Vec::new());
                 cols.truncate(before);
                 doc_rows.push(-1);
                 deepest.push(depth);
@@ -309,6 +351,7 @@ fn chunk_markdown<'py>(
                 first_h1.push(None);
             }
             None => {
+                warned.push(Vec::new());
                 cols.truncate(before);
                 doc_rows.push(-2);
                 deepest.push(0);
@@ -336,6 +379,7 @@ fn chunk_markdown<'py>(
     out.set_item("seconds", seconds)?;
     out.set_item("blocks", blocks)?;
     out.set_item("first_h1", first_h1)?;
+    out.set_item("warnings", warned)?;
     Ok(out)
 }
 

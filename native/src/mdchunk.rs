@@ -359,6 +359,20 @@ pub struct Row<'r> {
     pub block_ids: &'r [usize],
     pub spans: &'r [Span],
     pub tokens: i64,
+    /// The context lines `embed_text` names when they are not the headings it keeps and
+    /// the captions (a hybrid chunk whose full context does not fit the budget).
+    pub embed_lines: Option<&'r [String]>,
+}
+
+impl<'r> Row<'r> {
+    /// The lines `embed_text` puts before the text.
+    pub fn embed_lines(&self) -> impl Iterator<Item = &'r String> {
+        let (lines, captions): (&'r [String], &'r [String]) = match self.embed_lines {
+            Some(lines) => (lines, &[]),
+            None => (&self.heading_path[..self.embed_headings], self.captions),
+        };
+        lines.iter().chain(captions)
+    }
 }
 
 /// Where one document's rows go: Arrow column buffers or spill entries.
@@ -746,6 +760,7 @@ impl Run<'_, '_> {
             block_ids,
             spans,
             tokens: tokens.unwrap_or_else(|| set.count(text)),
+            embed_lines: None,
         };
         write_row(&mut self.sink, self.parsed, &row, set)?;
         self.rows += 1;

@@ -7,13 +7,15 @@ the embedding fields record by record. Compared table for table under hybrid-v2 
 several policies (overlap, small budgets that split lists, tables and code, no merging,
 list items as elements of their own), on the fixtures' Markdown, the installed
 distributions' READMEs, pulldown-cmark's test suite (the CommonMark spec examples) and
-generated documents. A document whose Python chunks carry a warning (a context trimmed to
-half the budget, a line hybrid-v4 cuts, a character over budget) is declined by the core
-and chunked in Python: checked to happen, and to give the same table.
+generated documents. Contexts trimmed to half the budget are the core's too, with the same
+warnings logged; a document whose Python chunks carry another warning (a line hybrid-v4
+cuts, a character over budget) is declined by the core and chunked in Python: checked to
+happen, and to give the same table.
 """
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -176,24 +178,73 @@ def test_generated_markdown_gives_the_same_table(
     assert fast.equals(slow), _explain(fast, slow)
 
 
+#: Headings over half the budget above a text that must be split: Python trims the
+#: context its pieces count (and embed), with one warning per split element.
+TRIMMED = (
+    "# " + "long heading words " * 8 + "\n\n" + "Body text. " * 30 + "\n\n"
+    "| "
+    + "wide header cell | " * 12
+    + "\n|"
+    + "---|" * 12
+    + "\n"
+    + "".join("| " + "v | " * 12 + "\n" for _ in range(30))
+)
+
+
 @pytest.mark.parametrize(
-    ("label", "text"),
+    ("label", "text", "what"),
     [
-        # headings over half the budget: Python trims the counted context, with a warning
-        ("hybrid-v3", "# " + "long heading words " * 8 + "\n\n" + "Body text. " * 30 + "\n"),
-        # a heading line over the bound: hybrid-v4 cuts it, with a warning
-        ("hybrid-v4", "# " + "long heading words " * 20 + "\n\nBody text.\n"),
+        ("hybrid-v3", TRIMMED, "keeps only"),
+        # a heading line over the bound: hybrid-v4 records it cut, once warned
+        ("hybrid-v4", "# " + "long heading words " * 20 + "\n\nBody text.\n", "record only"),
+        ("hybrid-v4", TRIMMED, "record only"),
     ],
 )
-def test_what_python_warns_about_is_left_to_python(
-    compiled: ModuleType, monkeypatch: pytest.MonkeyPatch, label: str, text: str
+def test_what_python_warns_about_gives_the_same_rows_and_warnings(
+    compiled: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    label: str,
+    text: str,
+    what: str,
 ) -> None:
     taken = _Taken(compiled, monkeypatch)
     policy = ChunkPolicy(target_tokens=40, overlap_tokens=0)
-    fast, slow = _both(text.encode(), "file:///long.md", label, policy)
+    with caplog.at_level(logging.WARNING):
+        fast = chunk_table(text.encode(), "file:///wide.md", label, policy)
+        core_warnings = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        with using("python"):
+            slow = chunk_table(text.encode(), "file:///wide.md", label, policy)
+        python_warnings = [r.getMessage() for r in caplog.records]
+    assert taken.rows == [fast.num_rows]  # the core took it
+    assert fast.equals(slow), _explain(fast, slow)
+    assert core_warnings and what in core_warnings[0]
+    assert core_warnings == python_warnings
+
+
+def test_a_trimmed_context_embeds_the_lines_it_counts(compiled: ModuleType) -> None:
+    table = chunk_table(
+        TRIMMED.encode(),
+        "file:///wide.md",
+        "hybrid-v3",
+        ChunkPolicy(target_tokens=40, overlap_tokens=0),
+    )
+    embedded = table.column("embed_text").to_pylist()
+    paths = table.column("heading_path").to_pylist()
+    assert any(not e.startswith(p[0]) for e, p in zip(embedded, paths, strict=True) if p)
+
+
+def test_one_character_over_the_budget_is_left_to_python(
+    compiled: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A character that alone costs more than the budget is kept with a warning the core
+    does not word: the document takes the Python path."""
+    taken = _Taken(compiled, monkeypatch)
+    policy = ChunkPolicy(target_tokens=1, overlap_tokens=0)
+    fast, slow = _both("Ünï 😀😀\n".encode(), "file:///tiny.md", "hybrid-v3", policy)
     assert taken.rows == [-1]
     assert fast.equals(slow)
-    assert fast.num_rows >= 1
 
 
 def _chunked(labels: tuple[str, ...], policy: ChunkPolicy, raw: RawDocument) -> Chunked:
@@ -211,15 +262,15 @@ def _chunked(labels: tuple[str, ...], policy: ChunkPolicy, raw: RawDocument) -> 
 @given(
     st.lists(st.one_of(_PART, _HYBRID_PART), min_size=1, max_size=20).map("".join),
     st.sampled_from(POLICIES),
+    st.sampled_from([("hybrid-v3", "md-heading-v3"), ("hybrid-v4",)]),
 )
 def test_the_job_helper_writes_the_same_entries(
-    compiled: ModuleType, body: str, policy: ChunkPolicy
+    compiled: ModuleType, body: str, policy: ChunkPolicy, labels: tuple[str, ...]
 ) -> None:
-    """A run's helper (spill entries and the document's facts) under a hybrid label and the
-    default label together, with the core and without."""
+    """A run's helper (spill entries and the document's facts) under hybrid labels, alone
+    and with the default label, with the core and without."""
     data = body.encode("utf-8")
     raw = RawDocument("generated/doc.md", None, content_hash(data), data)
-    labels = ("hybrid-v4", "md-heading-v3")
     fast = _chunked(labels, policy, raw)
     with using("python"):
         slow = _chunked(labels, policy, raw)
