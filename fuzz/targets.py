@@ -16,8 +16,8 @@ Hangs and memory blow-ups are crashes too; the engines (``python -m fuzz``) enfo
 per-input time limit and a memory limit around :func:`check`.
 
 When the compiled core is installed, the target ``core-markdown`` is differential: the
-Markdown rows of :func:`~kebab_chunk.table.chunk_table` under the md-heading engine labels
-through the core must equal those of the Python path (or both must raise the same error
+Markdown rows of :func:`~kebab_chunk.table.chunk_table` under the md-heading and hybrid
+engine labels the core runs, through the core must equal those of the Python path (or both must raise the same error
 type), so must what the job's helper gives (spill entries and outcome), and a panic in the
 core shows as its warning.
 """
@@ -52,7 +52,7 @@ _EXACT_TEXT = {"text/markdown", "text/plain"}
 #: Media references: their text is alt text or caption, not a source slice (documented).
 _MEDIA = ("image_ref", "audio_ref")
 #: The labels the core's differential target compares.
-_CORE_LABELS = ("md-heading-v2", "md-heading-v3")
+_CORE_LABELS = ("md-heading-v2", "md-heading-v3", "hybrid-v3", "hybrid-v4")
 _URI_BY_MEDIA_TYPE = {
     "text/markdown": "fuzz.md",
     "text/plain": "fuzz.txt",
@@ -156,7 +156,7 @@ def _check_core(target: Target, data: bytes) -> None:
 
 
 def _helper(data: bytes, target: Target, mode: str) -> object:
-    """What the job's helper gives for ``data`` under both md-heading engine labels (spill
+    """What the job's helper gives for ``data`` under the core's labels together (spill
     entries, outcome, error rows), or the name of what it raised."""
     raw = RawDocument(target.uri, target.media_type, content_hash(data), data)
     chunkers = {label: get_chunker(label) for label in _CORE_LABELS}
