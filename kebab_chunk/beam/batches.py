@@ -26,7 +26,7 @@ import io
 import pickle
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import apache_beam as beam
@@ -96,16 +96,20 @@ class _Batch:
 class _PackFn(beam.DoFn):
     """Records -> (bucket, Pack) per bucket and bundle, emitted when the bundle ends: the
     batching a lifted combine would do, without a grouping step of its own (each grouping
-    is a stage, and a stage costs a portable runner seconds)."""
+    is a stage, and a stage costs a portable runner seconds). With ``key``, each element
+    is a value and its record is ``(key(value), value)`` (no keying step per element)."""
 
-    def __init__(self, buckets: int) -> None:
+    def __init__(self, buckets: int, key: Callable[[Any], str] | None = None) -> None:
         self._buckets = buckets
+        self._key = key
         self._batches: dict[int, _Batch] = {}
 
     def start_bundle(self) -> None:
         self._batches = {}
 
-    def process(self, record: tuple[str, Any]) -> Iterator[tuple[int, Pack]]:
+    def process(self, record: Any) -> Iterator[tuple[int, Pack]]:
+        if self._key is not None:
+            record = (self._key(record), record)
         bucket = bucket_of(record[0], self._buckets)
         batch = self._batches.get(bucket)
         if batch is None:
@@ -119,20 +123,24 @@ class _PackFn(beam.DoFn):
             yield GlobalWindows.windowed_value((bucket, batch.packed()))
 
 
-class PackPerBucket(beam.PTransform[PCollection[tuple[str, Any]], PCollection[tuple[int, Pack]]]):
+class PackPerBucket(beam.PTransform[PCollection[Any], PCollection[tuple[int, Pack]]]):
     """(join key, value) -> (bucket, Pack of (join key, value) records): one element per
-    bucket and bundle (a join's grouping collects a bucket's Packs)."""
+    bucket and bundle (a join's grouping collects a bucket's Packs). With ``key``, the
+    elements are values and ``key(value)`` is each one's join key."""
 
-    def __init__(self, buckets: int | None = None) -> None:
+    def __init__(
+        self, buckets: int | None = None, *, key: Callable[[Any], str] | None = None
+    ) -> None:
         super().__init__()
         if buckets is not None and buckets < 1:
             raise ValueError(f"PackPerBucket needs at least one bucket, got {buckets}.")
         self._buckets = buckets
+        self._key = key
 
-    def expand(self, keyed: PCollection[tuple[str, Any]]) -> PCollection[tuple[int, Pack]]:
+    def expand(self, elements: PCollection[Any]) -> PCollection[tuple[int, Pack]]:
         buckets = self._buckets or JOIN_BUCKETS  # None: the module's count when wired
-        packed: PCollection[tuple[int, Pack]] = keyed | "Pack records" >> beam.ParDo(
-            _PackFn(buckets)
+        packed: PCollection[tuple[int, Pack]] = elements | "Pack records" >> beam.ParDo(
+            _PackFn(buckets, self._key)
         )
         return packed
 

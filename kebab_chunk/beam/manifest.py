@@ -499,20 +499,26 @@ class WriteManifest(beam.PTransform[Mapping[str, PCollection[Any]], PCollection[
         self._commit = commit
 
     def expand(self, inputs: Mapping[str, PCollection[Any]]) -> PCollection[str]:
-        files = inputs["files"] | "Key files" >> beam.Map(lambda f: (f.source_uri, f))
-        outcomes = inputs["outcomes"] | "Key outcomes" >> beam.Map(lambda o: (o.source_uri, o))
-        errors = inputs["errors"] | "Key errors" >> beam.Map(lambda e: (e.source_uri, e))
         if "chunk_counts" in inputs:  # WriteChunks' per-shard counts: small, never chunks
             chunks = inputs["chunk_counts"]
         else:
             chunks = inputs["chunks"] | "Count and index chunks" >> beam.Map(_counted)
-        joined = {"files": files, "outcomes": outcomes, "errors": errors, "chunks": chunks}
+        # (side, its records, their key): files, outcomes, errors and skipped files are keyed
+        # by source_uri where they are packed (no keying step per record); chunk counts
+        # come keyed.
+        sides = [
+            ("files", inputs["files"], _source_uri),
+            ("outcomes", inputs["outcomes"], _source_uri),
+            ("errors", inputs["errors"], _source_uri),
+            ("chunks", chunks, None),
+        ]
         if "skipped" in inputs:
-            joined["skipped"] = inputs["skipped"] | "Key skipped files" >> beam.Map(
-                lambda f: (f.source_uri, f)
-            )
+            sides.append(("skipped", inputs["skipped"], _source_uri))
         accounts = (
-            {side: pc | f"Pack {side} per bucket" >> PackPerBucket() for side, pc in joined.items()}
+            {
+                side: pc | f"Pack {side} per bucket" >> PackPerBucket(key=key)
+                for side, pc, key in sides
+            }
             | "Join per file" >> beam.CoGroupByKey()
             | "Classify files" >> beam.ParDo(_ClassifyFn())
         )
@@ -621,8 +627,7 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
         # holds one element per document.
         keyed = (
             rows
-            | "Key documents" >> beam.Map(lambda r: (r.source_uri, r))
-            | "Pack documents per bucket" >> PackPerBucket()
+            | "Pack documents per bucket" >> PackPerBucket(key=_source_uri)
             | "Pack documents per part" >> beam.FlatMap(_packs_per_part, AsSingleton(count))
         )
         markers = count | "Every documents part" >> beam.FlatMap(
@@ -638,8 +643,18 @@ class WriteDocuments(beam.PTransform[PCollection[DocumentRow], PCollection[Writt
         return written
 
 
+def _source_uri(record: Any) -> str:
+    """The join key of a file's records: its source_uri."""
+    uri: str = record.source_uri
+    return uri
+
+
 def _packs_per_part(element: tuple[int, Pack], parts: int) -> Iterator[tuple[int, Pack]]:
-    """One bucket's packed rows -> (part, Pack of its rows in that part), one per part."""
+    """One bucket's packed rows -> (part, Pack of its rows in that part), one per part (the
+    bucket's Pack itself when there is one part: the part file sorts its rows anyway)."""
+    if parts == 1:
+        yield 0, element[1]
+        return
     by_part: dict[int, list[tuple[str, Any]]] = {}
     for uri, row in unpack_records([element[1]]):
         by_part.setdefault(document_shard(uri, parts), []).append((uri, row))

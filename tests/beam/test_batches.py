@@ -86,6 +86,20 @@ def test_the_grouping_sees_one_element_per_bucket() -> None:
         assert_that(packed, check)
 
 
+def test_a_key_function_packs_values_as_keyed_records() -> None:
+    """``key=``: the values are keyed where they are packed, as a keying Map would."""
+    records = _records(2000)
+    fn = _PackFn(8, key=lambda value: records_by_value[value])
+    records_by_value = {value: key for key, value in records}
+    fn.start_bundle()
+    for _, value in records:
+        assert list(fn.process(value)) == []
+    packs = [w.value for w in fn.finish_bundle()]
+    assert Counter(unpack_records(p for _, p in packs)) == Counter(records)
+    for bucket, pack in packs:
+        assert all(bucket_of(key, 8) == bucket for key, _ in unpack_records([pack]))
+
+
 def test_buckets_do_not_depend_on_the_hash_seed() -> None:
     """crc32, not Python's salted ``hash``: every worker puts a key in the same bucket."""
     import subprocess
