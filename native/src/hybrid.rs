@@ -12,7 +12,7 @@
 //! locate) is declined, and the caller takes the Python path for that document.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -83,9 +83,6 @@ pub enum Warning {
     Bound { line: String, kept: String },
 }
 
-/// A context's heading path, captions and counted lines: what makes two contexts one.
-type ContextKey = (Vec<String>, Vec<String>, Vec<String>);
-
 #[derive(Clone)]
 struct Draft {
     text: String,
@@ -113,7 +110,8 @@ struct Run<'a, 'c> {
     /// Section of each block (`_hybrid._sections`).
     sections: Vec<i64>,
     contexts: Vec<Context>,
-    interned: HashMap<ContextKey, usize, BuildHasherDefault<Fx>>,
+    /// Context ids by a hash of their lines (`intern`).
+    interned: HashMap<u64, Vec<usize>, BuildHasherDefault<Fx>>,
     warnings: Vec<Warning>,
     /// The context of each heading path without captions, once interned.
     by_path: Vec<[Option<usize>; 2]>,
@@ -230,18 +228,22 @@ impl<'a> Run<'a, '_> {
         &self.src[start..end]
     }
 
-    /// `_hybrid._sections`.
+    /// `_hybrid._sections`: the last heading whose path is a content block's path is the
+    /// heading on top of the parser's section stack, and the last one whose path is a
+    /// heading's parent path is the stack entry below it (a later heading with that path
+    /// would have replaced it there), so the stack of (level, block) answers both.
     fn sections(parsed: &Parsed) -> Vec<i64> {
-        let mut opened: HashMap<&[String], i64, BuildHasherDefault<Fx>> = HashMap::default();
+        let mut stack: Vec<(u8, i64)> = Vec::new();
         let mut out = Vec::with_capacity(parsed.blocks.len());
         for (index, block) in parsed.blocks.iter().enumerate() {
-            let path = parsed.paths[block.path].as_slice();
             if block.kind == "heading" {
-                let parent = &path[..path.len().saturating_sub(1)];
-                out.push(opened.get(parent).copied().unwrap_or(-1));
-                opened.insert(path, index as i64);
+                while stack.last().is_some_and(|&(level, _)| level >= block.level) {
+                    stack.pop();
+                }
+                out.push(stack.last().map_or(-1, |&(_, at)| at));
+                stack.push((block.level, index as i64));
             } else {
-                out.push(opened.get(path).copied().unwrap_or(-1));
+                out.push(stack.last().map_or(-1, |&(_, at)| at));
             }
         }
         out
@@ -256,24 +258,47 @@ impl<'a> Run<'a, '_> {
                 return id;
             }
         }
-        let lines: Vec<String> = el.heading_path.iter().chain(captions).cloned().collect();
-        let id = self.intern(el.heading_path, captions, lines);
+        let id = self.intern(el.heading_path, captions, None);
         if captions.is_empty() {
             self.by_path[path][usize::from(drop)] = Some(id);
         }
         id
     }
 
+    /// The id of the context `(heading_path, captions, counted)`, made on first use;
+    /// `counted` None: the heading path and captions themselves (not trimmed). Looked up
+    /// by a hash of the lines and then compared, so a lookup copies nothing.
     fn intern(
         &mut self,
         heading_path: &[String],
         captions: &[String],
-        counted: Vec<String>,
+        counted: Option<Vec<String>>,
     ) -> usize {
-        let key = (heading_path.to_vec(), captions.to_vec(), counted);
-        if let Some(&id) = self.interned.get(&key) {
-            return id;
+        let lines = || heading_path.iter().chain(captions);
+        let mut hasher = Fx::default();
+        for line in lines() {
+            hasher.write(line.as_bytes());
         }
+        hasher.write_usize(heading_path.len());
+        match &counted {
+            Some(c) => c.iter().for_each(|line| hasher.write(line.as_bytes())),
+            None => hasher.write_u8(0xff),
+        }
+        let key = hasher.finish();
+        let same = |c: &Context| {
+            c.heading_path == heading_path
+                && c.captions == captions
+                && match &counted {
+                    Some(lines) => c.counted == *lines,
+                    None => !c.trimmed,
+                }
+        };
+        if let Some(found) = self.interned.get(&key) {
+            if let Some(&id) = found.iter().find(|&&id| same(&self.contexts[id])) {
+                return id;
+            }
+        }
+        let counted = counted.unwrap_or_else(|| lines().cloned().collect());
         let units = |run: &Self, lines: &mut dyn Iterator<Item = &String>| {
             let (mut total, mut n) = (0, 0);
             for line in lines {
@@ -283,19 +308,19 @@ impl<'a> Run<'a, '_> {
             let joined = total + usize::saturating_sub(n, 1);
             (joined > 0).then_some(joined)
         };
-        let prefix = units(self, &mut key.2.iter());
-        let full_prefix = units(self, &mut heading_path.iter().chain(captions));
-        let trimmed = !key.2.iter().eq(heading_path.iter().chain(captions));
+        let prefix = units(self, &mut counted.iter());
+        let full_prefix = units(self, &mut lines());
+        let trimmed = !counted.iter().eq(lines());
         let id = self.contexts.len();
         self.contexts.push(Context {
-            heading_path: key.0.clone(),
-            captions: key.1.clone(),
-            counted: key.2.clone(),
+            heading_path: heading_path.to_vec(),
+            captions: captions.to_vec(),
+            counted,
             trimmed,
             prefix,
             full_prefix,
         });
-        self.interned.insert(key, id);
+        self.interned.entry(key).or_default().push(id);
         id
     }
 
@@ -304,14 +329,15 @@ impl<'a> Run<'a, '_> {
     fn trimmed(&mut self, el: &Element, captions: &[String]) -> usize {
         let lines: Vec<String> = el.heading_path.iter().chain(captions).cloned().collect();
         let counted = self.trim_context(&lines, self.set.budget.div_euclid(2));
-        if counted != lines {
-            self.warnings.push(Warning::Trimmed {
-                block: el.block,
-                counted: counted.clone(),
-                lines,
-            });
+        if counted == lines {
+            return self.intern(el.heading_path, captions, None);
         }
-        self.intern(el.heading_path, captions, counted)
+        self.warnings.push(Warning::Trimmed {
+            block: el.block,
+            counted: counted.clone(),
+            lines,
+        });
+        self.intern(el.heading_path, captions, Some(counted))
     }
 
     /// `_hybrid.trim_context`: outer lines left out until the rest costs at most `limit`,
