@@ -117,6 +117,41 @@ def recv_exact(sock: socket.socket, n: int) -> bytearray | None:
     return buf
 
 
+class FrameReader:
+    """Frames from a blocking socket, read ahead into one buffer: the worker sends
+    documents ahead of the one being chunked, so one ``recv`` usually brings several
+    frames (two per frame, header then payload, would be a system call each)."""
+
+    def __init__(self, sock: socket.socket, chunk: int = 1 << 20) -> None:
+        self._sock = sock
+        self._scratch = bytearray(chunk)
+        self._buffer = bytearray()
+        self._start = 0
+
+    def next_frame(self) -> bytes | None:
+        """The next frame's payload, or None at end of stream (a frame cut short included)."""
+        while True:
+            buffer, start = self._buffer, self._start
+            if len(buffer) - start >= HEADER.size:
+                (size,) = HEADER.unpack_from(buffer, start)
+                end = start + HEADER.size + size
+                if len(buffer) >= end:
+                    with memoryview(buffer) as view:
+                        payload = bytes(view[start + HEADER.size : end])
+                    self._start = end
+                    if end == len(buffer):
+                        buffer.clear()
+                        self._start = 0
+                    return payload
+            if start:  # keep only the unread part
+                del buffer[:start]
+                self._start = 0
+            received = self._sock.recv_into(self._scratch)
+            if not received:
+                return None
+            buffer += memoryview(self._scratch)[:received]
+
+
 def die_with(pid: int) -> None:
     """End this process as soon as process ``pid`` (the worker that owns it) has ended.
 
@@ -183,6 +218,7 @@ def helper_main(
     # Set aside before the guard, given back when memory runs out, so that the helper can
     # still report the document as out of memory instead of dying without a word.
     reserve = bytearray(_RESERVE_BYTES)
+    frames = FrameReader(sock)  # its read-ahead buffer is no document's memory either
     limit_memory(max_memory_mb)
 
     def enter(stage: int, note: Any) -> None:
@@ -191,8 +227,7 @@ def helper_main(
     send_frame(sock, pickle.dumps((MSG_READY,), PROTOCOL))
     while True:
         try:
-            header = recv_exact(sock, HEADER.size)
-            payload = recv_exact(sock, HEADER.unpack(header)[0]) if header else None
+            payload = frames.next_frame()
             if payload is None:
                 return
             message = _answer(task, payload, enter)
