@@ -61,6 +61,10 @@ _HYBRID = "kebab_chunk.chunkers._hybrid:HybridChunker"
 #: Byte order marks of the encodings ``decode_text`` reads besides UTF-8.
 _WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _SNIFF_BYTES = 8192
+#: Arrow types of the core's columns, made once.
+_STRING_LIST = pa.list_(pa.string())
+_SPAN_LIST = pa.list_(SPAN_TYPE)
+_SPAN_FIELDS = list(SPAN_TYPE)
 #: ``doc_rows`` of a document the core panicked on (a bug in the core).
 _PANICKED = -2
 _log = logging.getLogger(__name__)
@@ -106,9 +110,10 @@ def chunk_tables(
     if compiled is not None:
         whole, found = _core_rows(compiled, [item for _, item in taken], policy, limits)
         counts = list(found["doc_rows"])
-        for index, ((_, item), count) in enumerate(zip(taken, counts, strict=True)):
-            if count >= 0:
-                _warn_core(item.source_uri, found, index)
+        if any(found["warnings"]):
+            for index, ((_, item), count) in enumerate(zip(taken, counts, strict=True)):
+                if count >= 0:
+                    _warn_core(item.source_uri, found, index)
         if len(taken) == len(docs) and min(counts, default=0) >= 0:
             return whole  # every document by the core: its rows are already in order
         start = 0
@@ -299,7 +304,7 @@ def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPo
             pa.string(), items, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
         )
         return pa.ListArray.from_buffers(
-            pa.list_(pa.string()), count, [None, pa.py_buffer(lists)], children=[child]
+            _STRING_LIST, count, [None, pa.py_buffer(lists)], children=[child]
         )
 
     span_items = pa.StructArray.from_arrays(
@@ -312,7 +317,7 @@ def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPo
             ints("char_start", flat),
             ints("char_end", flat),
         ],
-        fields=list(SPAN_TYPE),
+        fields=_SPAN_FIELDS,
     )
     columns = [
         strings("chunk_id"),
@@ -327,7 +332,7 @@ def _rows_table(compiled: Any, found: dict[str, Any], name: str, policy: ChunkPo
         string_lists("captions"),
         string_lists("block_ids"),
         pa.ListArray.from_buffers(
-            pa.list_(SPAN_TYPE),
+            _SPAN_LIST,
             count,
             [None, pa.py_buffer(found["span_offsets"])],
             children=[span_items],
