@@ -102,8 +102,9 @@ fn j_strs<'s>(out: &mut String, items: impl Iterator<Item = &'s str>) {
 }
 
 fn digest16(json: &str, out: &mut Vec<u8>) {
-    let hex = blake3::hash(json.as_bytes()).to_hex();
-    out.extend_from_slice(&hex.as_bytes()[..16]);
+    let mut hex = [0u8; 16];
+    crate::ids::hex_prefix(blake3::hash(json.as_bytes()).as_bytes(), &mut hex);
+    out.extend_from_slice(&hex);
 }
 
 /// Whether every integer of a row is one JSON writes exactly.

@@ -11,6 +11,7 @@
 //! else the Python engine warns about (a character over budget, list items it cannot
 //! locate) is declined, and the caller takes the Python path for that document.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
@@ -84,8 +85,9 @@ pub enum Warning {
 }
 
 #[derive(Clone)]
-struct Draft {
-    text: String,
+struct Draft<'a> {
+    /// A piece's text borrows the source; a merged group's is its own.
+    text: Cow<'a, str>,
     span: Span,
     block_ids: Vec<usize>,
     context: usize,
@@ -118,8 +120,8 @@ struct Run<'a, 'c> {
     line_ends: Vec<Option<Vec<usize>>>,
     rows: usize,
     json: String,
-    group: Option<Draft>,
-    members: Vec<Draft>,
+    group: Option<Draft<'a>>,
+    members: Vec<Draft<'a>>,
 }
 
 /// `_separators.line_break_ends`: the code-point offset just after each line break of `s`.
@@ -688,7 +690,7 @@ impl<'a> Run<'a, '_> {
     fn piece(
         &mut self,
         el: &Element,
-        text: &str,
+        text: &'a str,
         at: usize,
         (start, end): (usize, usize),
         len: usize,
@@ -698,7 +700,7 @@ impl<'a> Run<'a, '_> {
         let whole = start == 0 && end == len;
         let span = self.span(el.block, el.start + start, el.start + end);
         let draft = Draft {
-            text: text.to_owned(),
+            text: Cow::Borrowed(text),
             span,
             block_ids: vec![el.block],
             context,
@@ -737,10 +739,12 @@ impl<'a> Run<'a, '_> {
     }
 
     /// `Run._join`: `a` extended by `gap` and `b` (in place: a group grows piece by piece).
-    fn join(&self, mut a: Draft, b: &Draft, gap: &str) -> Draft {
+    fn join(&self, mut a: Draft<'a>, b: &Draft, gap: &str) -> Draft<'a> {
         a.tokens = self.estimate(&a, b, gap);
-        a.text.push_str(gap);
-        a.text.push_str(&b.text);
+        let text = a.text.to_mut();
+        text.reserve(gap.len() + b.text.len());
+        text.push_str(gap);
+        text.push_str(&b.text);
         for &id in &b.block_ids {
             if !a.block_ids.contains(&id) {
                 a.block_ids.push(id);
@@ -754,7 +758,7 @@ impl<'a> Run<'a, '_> {
         a
     }
 
-    fn merge(&mut self, piece: Draft) -> Result<(), Decline> {
+    fn merge(&mut self, piece: Draft<'a>) -> Result<(), Decline> {
         if let Some(group) = self.group.take() {
             if self.set.merge_peers {
                 if let Some(gap) = self.joiner(&group, &piece) {
@@ -784,7 +788,7 @@ impl<'a> Run<'a, '_> {
     }
 
     /// `Run._verified`: a merged group counted exactly, redone step by step when over.
-    fn verified(&mut self, mut group: Draft) -> Result<(), Decline> {
+    fn verified(&mut self, mut group: Draft<'a>) -> Result<(), Decline> {
         if group.known {
             return self.record(&group);
         }

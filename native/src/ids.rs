@@ -80,10 +80,19 @@ impl Id {
 }
 
 fn digest32(json: &str) -> Id {
-    let hex = blake3::hash(json.as_bytes()).to_hex();
     let mut id = [0u8; 32];
-    id.copy_from_slice(&hex.as_bytes()[..32]);
+    hex_prefix(blake3::hash(json.as_bytes()).as_bytes(), &mut id);
     Id(id)
+}
+
+/// The first `out.len()` lowercase hex digits of `digest` (`hexdigest()[:n]`, n even),
+/// without formatting the whole digest.
+pub fn hex_prefix(digest: &[u8], out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, byte) in out.chunks_exact_mut(2).zip(digest) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0x0f)];
+    }
 }
 
 /// Block ids of one document, with the per-(kind, text) occurrence counter of
