@@ -19,7 +19,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::ids::{chunk_id, Fx};
-use crate::mdchunk::{newline_style, write_row, Decline, Parsed, Row, Settings, Shape, Sink, Span};
+use crate::mdchunk::{
+    line_break_ends, newline_style, write_row, BlockSlices, Decline, Parsed, Row, Settings, Shape,
+    Sink, Span,
+};
 use crate::scan::{Sep, PROSE};
 use crate::split::{split_levels, Levels, Measure};
 use crate::text::{is_py_space, Text};
@@ -117,38 +120,11 @@ struct Run<'a, 'c> {
     warnings: Vec<Warning>,
     /// The context of each heading path without captions, once interned.
     by_path: Vec<[Option<usize>; 2]>,
-    line_ends: Vec<Option<Vec<usize>>>,
+    slices: BlockSlices,
     rows: usize,
     json: String,
     group: Option<Draft<'a>>,
     members: Vec<Draft<'a>>,
-}
-
-/// `_separators.line_break_ends`: the code-point offset just after each line break of `s`.
-fn line_break_ends(s: &str) -> Vec<usize> {
-    let bytes = s.as_bytes();
-    let ascii = s.is_ascii();
-    let (mut ends, mut chars, mut counted) = (Vec::new(), 0, 0);
-    let mut skip = usize::MAX; // the LF of a CRLF already counted
-    for i in memchr::memchr2_iter(b'\r', b'\n', bytes) {
-        if i == skip {
-            continue;
-        }
-        let end = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
-            skip = i + 1;
-            i + 2
-        } else {
-            i + 1
-        };
-        if ascii {
-            ends.push(end);
-        } else {
-            chars += s[counted..end].chars().count();
-            counted = end;
-            ends.push(chars);
-        }
-    }
-    ends
 }
 
 /// `_hybrid._line_start`: after the last line-break character before `offset`.
@@ -429,21 +405,7 @@ impl<'a> Run<'a, '_> {
 
     /// The span of `block text[a..b]` (`Anchor.locate` on an exact line span).
     fn span(&mut self, index: usize, a: usize, b: usize) -> Span {
-        let span = self.parsed.blocks[index].span;
-        if a == 0 && b == span.char_end - span.char_start {
-            return span;
-        }
-        if self.line_ends[index].is_none() {
-            self.line_ends[index] = Some(line_break_ends(self.block_text(index)));
-        }
-        let ends = self.line_ends[index].as_ref().expect("just computed");
-        let before = |x: usize| ends.partition_point(|&e| e <= x);
-        Span {
-            line_start: span.line_start + before(a),
-            line_end: span.line_start + before(a.max(b.saturating_sub(1))),
-            char_start: span.char_start + a,
-            char_end: span.char_start + b,
-        }
+        self.slices.span(self.src, self.parsed, index, a, b)
     }
 
     // -- the elements -----------------------------------------------------------------
@@ -950,7 +912,7 @@ pub fn chunk(
         interned: HashMap::default(),
         warnings: Vec::new(),
         by_path: vec![[None; 2]; parsed.paths.len()],
-        line_ends: vec![None; parsed.blocks.len()],
+        slices: BlockSlices::new(parsed.blocks.len()),
         rows: 0,
         json: String::new(),
         group: None,

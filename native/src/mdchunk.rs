@@ -417,7 +417,75 @@ struct Run<'a, 'c> {
     rows: usize,
     /// Scratch for the chunk id recipes.
     json: String,
-    line_ends: Vec<Option<Vec<usize>>>,
+    slices: BlockSlices,
+}
+
+/// `_separators.BlockSlices`: spans of slices of a document's blocks, each block's line
+/// breaks found once (a block cut into n pieces would otherwise cost O(n²)).
+pub(crate) struct BlockSlices {
+    ends: Vec<Option<Vec<usize>>>,
+}
+
+impl BlockSlices {
+    pub(crate) fn new(blocks: usize) -> Self {
+        BlockSlices {
+            ends: vec![None; blocks],
+        }
+    }
+
+    /// The span of `text[a:b]` (code points) of block `index` of `parsed` (its own span when
+    /// whole): `sub_line_span` on the block's exact line span.
+    pub(crate) fn span(
+        &mut self,
+        src: &str,
+        parsed: &Parsed,
+        index: usize,
+        a: usize,
+        b: usize,
+    ) -> Span {
+        let block = &parsed.blocks[index];
+        let span = block.span;
+        if a == 0 && b == span.char_end - span.char_start {
+            return span;
+        }
+        let ends = self.ends[index]
+            .get_or_insert_with(|| line_break_ends(&src[block.bytes.0..block.bytes.1]));
+        let before = |x: usize| ends.partition_point(|&e| e <= x);
+        Span {
+            line_start: span.line_start + before(a),
+            line_end: span.line_start + before(a.max(b.saturating_sub(1))),
+            char_start: span.char_start + a,
+            char_end: span.char_start + b,
+        }
+    }
+}
+
+/// `_separators.line_break_ends`: the code-point offset just after each line break of `s`
+/// (CRLF, LF and a lone CR are one break each).
+pub(crate) fn line_break_ends(s: &str) -> Vec<usize> {
+    let bytes = s.as_bytes();
+    let ascii = s.is_ascii();
+    let (mut ends, mut chars, mut counted) = (Vec::new(), 0, 0);
+    let mut skip = usize::MAX; // the LF of a CRLF already counted
+    for i in memchr::memchr2_iter(b'\r', b'\n', bytes) {
+        if i == skip {
+            continue;
+        }
+        let end = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            skip = i + 1;
+            i + 2
+        } else {
+            i + 1
+        };
+        if ascii {
+            ends.push(end);
+        } else {
+            chars += s[counted..end].chars().count();
+            counted = end;
+            ends.push(chars);
+        }
+    }
+    ends
 }
 
 /// `_separators.newline_style` over the blocks (every block here is an exact slice).
@@ -639,37 +707,7 @@ impl Run<'_, '_> {
 
     /// `BlockSlices.span`: the span of `text[a:b]` of block `index`.
     fn slice_span(&mut self, index: usize, a: usize, b: usize) -> Span {
-        let span = self.parsed.blocks[index].span;
-        let len = span.char_end - span.char_start;
-        if a == 0 && b == len {
-            return span;
-        }
-        if self.line_ends[index].is_none() {
-            let text = Text::new(self.block_text(index));
-            let mut ends = Vec::new();
-            let mut i = 0;
-            while i < text.len() {
-                match text.char_at(i) {
-                    '\r' if i + 1 < text.len() && text.char_at(i + 1) == '\n' => {
-                        ends.push(i + 2);
-                        i += 2;
-                        continue;
-                    }
-                    '\r' | '\n' => ends.push(i + 1),
-                    _ => {}
-                }
-                i += 1;
-            }
-            self.line_ends[index] = Some(ends);
-        }
-        let ends = self.line_ends[index].as_ref().expect("just computed");
-        let before = |x: usize| ends.partition_point(|&e| e <= x);
-        Span {
-            line_start: span.line_start + before(a),
-            line_end: span.line_start + before(a.max(b.saturating_sub(1))),
-            char_start: span.char_start + a,
-            char_end: span.char_start + b,
-        }
+        self.slices.span(self.src, self.parsed, index, a, b)
     }
 
     fn emit_piece(
@@ -812,7 +850,7 @@ pub fn chunk(src: &str, parsed: &Parsed, set: &Settings, sink: Sink) -> Result<u
         sink,
         rows: 0,
         json: String::new(),
-        line_ends: vec![None; parsed.blocks.len()],
+        slices: BlockSlices::new(parsed.blocks.len()),
     };
     run.run()?;
     Ok(run.rows)

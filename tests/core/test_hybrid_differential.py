@@ -20,7 +20,6 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,7 +34,7 @@ from kebab_chunk.parsers.base import ParseLimits
 from kebab_chunk.runtime.tasks import Chunked, ChunkTask, ParseChunkTask, ParseTask
 from kebab_chunk.table import chunk_table, chunk_tables
 from tests.core.test_markdown_differential import suite_inputs
-from tests.core.test_table_differential import _FRONT, _PART
+from tests.core.test_table_differential import _FRONT, _PART, _both, _explain
 
 LABELS = ("hybrid-v3", "hybrid-v4")
 POLICIES = (
@@ -46,24 +45,6 @@ POLICIES = (
     ChunkPolicy(target_tokens=64, overlap_tokens=8, merge_list_items=False),
     ChunkPolicy(target_tokens=342, overlap_tokens=0, max_tokens=200),
 )
-
-
-def _explain(fast: pa.Table, slow: pa.Table) -> str:
-    a, b = fast.to_pylist(), slow.to_pylist()
-    if len(a) != len(b):
-        return f"{len(a)} rows against {len(b)}"
-    for x, y in zip(a, b, strict=True):
-        for key in x:
-            if x[key] != y[key]:
-                return f"row {x['position']} {key}: {x[key]!r} against {y[key]!r}"
-    return "schemas differ"
-
-
-def _both(raw: bytes, uri: str, label: str, policy: ChunkPolicy) -> tuple[pa.Table, pa.Table]:
-    fast = chunk_table(raw, uri, label, policy)
-    with using("python"):
-        slow = chunk_table(raw, uri, label, policy)
-    return fast, slow
 
 
 class _Taken:
