@@ -17,9 +17,9 @@ per-input time limit and a memory limit around :func:`check`.
 
 When the compiled core is installed, the target ``core-markdown`` is differential: the
 Markdown rows of :func:`~kebab_chunk.table.chunk_table` under the md-heading and hybrid
-engine labels the core runs, through the core must equal those of the Python path (or both must raise the same error
-type), so must what the job's helper gives (spill entries and outcome), and a panic in the
-core shows as its warning.
+engine labels the core runs, through the core, must equal those of the Python path (or
+both must raise the same error type), so must what the job's helper gives (spill entries
+and outcome), and a panic in the core shows as its warning.
 """
 
 from __future__ import annotations
