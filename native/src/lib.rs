@@ -192,15 +192,17 @@ impl<'py> IntoPyObject<'py> for CoreWarning {
 /// text (code points after any front matter) and its source URI.
 type Document<'py> = (Bound<'py, PyBytes>, usize, String);
 
-/// Decoded Markdown documents to chunk rows (md-pyromark-v1 blocks, then an md-heading
-/// engine label under `bytes-3` or `chars`), as Arrow buffers per column (`columns.rs`
-/// says which) for all rows of all documents taken, in order. `doc_rows` gives each
-/// document's row count, or -1 when it is declined (bytes that are not UTF-8, over
-/// `max_blocks`, a heading line md-heading-v3 would cut) and -2 when the core panicked on
-/// it (a bug): the caller takes the Python path for it. `deepest`, `seconds`, `blocks` and
-/// `first_h1` give each document's nesting depth, time, block count and the title of its
-/// first level-1 heading (None: none). With `entries`, the rows come instead as each
-/// document's spill entries (`entries.rs`), under `entries`, and the columns are empty.
+/// Decoded Markdown documents to chunk rows (md-pyromark-v1 blocks, then a label of the
+/// `engine`, `"md-heading"` or `"hybrid"`, under `bytes-3` or `chars`), as Arrow buffers
+/// per column (`columns.rs` says which) for all rows of all documents taken, in order.
+/// `doc_rows` gives each document's row count, or -1 when it is declined (bytes that are
+/// not UTF-8, over `max_blocks`, what the engine leaves to Python) and -2 when the core
+/// panicked on it (a bug): the caller takes the Python path for it. `deepest`, `seconds`,
+/// `blocks` and `first_h1` give each document's nesting depth, time, block count and the
+/// title of its first level-1 heading (None: none); `warnings` the hybrid engine's
+/// warnings per document, for the caller to word (`hybrid::Warning`). With `entries`, the
+/// rows come instead as each document's spill entries (`entries.rs`), under `entries`, and
+/// the columns are empty.
 #[pyfunction]
 #[pyo3(signature = (
     documents, label, policy_hash, budget, overlap, merge_peers, tokenizer, bound_lines,
