@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kebab_chunk._core import installed
 from kebab_chunk.chunkers.base import Chunker, needs_of
 from kebab_chunk.chunkers.embedding import with_embedding
 from kebab_chunk.chunkers.registry import DEFAULT_LABELS_BY_MEDIA_TYPE
@@ -134,7 +135,10 @@ class ParseTask:
         self._max_memory_mb = max_memory_mb
 
     def setup(self) -> None:
-        """Import every registered parser now, so no document pays for (or fails) it."""
+        """Import every registered parser now, so no document pays for (or fails) it, and
+        the compiled core, whose allocator reserves its first arena of address space when
+        it loads: before the memory guard, as the rest of the code's memory."""
+        installed()
         for version, media_types in parser_versions().items():
             for media_type in media_types:
                 try:
@@ -235,7 +239,7 @@ class ChunkTask:
         return DEFAULT_LABELS_BY_MEDIA_TYPE.get(doc.media_type, ())
 
     def setup(self) -> None:
-        pass
+        installed()  # before the memory guard (see ParseTask.setup)
 
     def run(self, doc: CanonicalDocument, enter: Any = None) -> Chunked:
         return self.chunk(doc)

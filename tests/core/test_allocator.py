@@ -1,0 +1,77 @@
+"""The core's allocator (mimalloc) and the helper's memory guard.
+
+mimalloc reserves address space an arena at a time, 1 GiB by default. The guard caps a
+helper's address space at its size after set-up plus ``max_memory_mb``, so the core sets a
+64 MiB reservation when it loads, and the helper tasks load the core during set-up, before
+the guard: what the core reserves then is the code's memory, not a document's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.beam.helpers import REPO, subprocess_env
+
+#: What loading the core may add to the address space: its code and one 64 MiB arena.
+MAX_RESERVED_MIB = 128
+
+_VM_SIZE = """
+import re
+def vm_mib():
+    status = open("/proc/self/status").read()
+    return int(re.search(r"VmSize:\\s+(\\d+)", status).group(1)) / 1024
+"""
+
+_IMPORT = (
+    _VM_SIZE
+    + """
+before = vm_mib()
+import kebab_chunk_core
+kebab_chunk_core.repeat_string("x", 1000)  # the allocator is in use
+print(vm_mib() - before)
+"""
+)
+
+_SETUP = """
+import sys
+from kebab_chunk.model import ChunkPolicy
+from kebab_chunk.parsers.base import ParseLimits
+from kebab_chunk.runtime.tasks import {task}
+{task}({args}).setup()
+print("kebab_chunk_core" in sys.modules)
+"""
+
+
+def _python(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_loading_the_core_reserves_one_small_arena(compiled: ModuleType) -> None:
+    added = float(_python(_IMPORT))
+    assert added < MAX_RESERVED_MIB, (
+        f"loading the core added {added:.0f} MiB of address space; the arena reservation "
+        "option was not applied (check the option's index after a mimalloc upgrade)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "args"),
+    [("ParseTask", "None, ParseLimits()"), ("ChunkTask", "None, ChunkPolicy(), {}")],
+)
+def test_helper_tasks_load_the_core_in_setup(compiled: ModuleType, task: str, args: str) -> None:
+    assert _python(_SETUP.format(task=task, args=args)) == "True"
