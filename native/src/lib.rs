@@ -8,10 +8,12 @@
 #[cfg(not(target_endian = "little"))]
 compile_error!("the core hands Arrow little-endian buffers; build it on a little-endian machine");
 
+use mimalloc::MiMalloc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use pyo3::IntoPyObjectExt;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
@@ -31,10 +33,65 @@ mod text;
 use split::{Bytes3, Chars, Measure};
 use text::Text;
 
-/// The core allocates per block and per row: with mimalloc it ran 6-18% faster on the bench
-/// corpora than with glibc's malloc (docs/decisions.md, "The core allocates with mimalloc").
+/// The core allocates per block and per row: small allocations come from mimalloc, which
+/// made the core 6-18% faster than glibc's malloc on the bench corpora; large buffers
+/// (columns, whole texts) from the system allocator, which reuses and grows them in place
+/// where mimalloc maps fresh pages for each (docs/internals/decisions.md, "The core allocates
+/// small objects with mimalloc").
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: SizeSplit = SizeSplit;
+
+/// Allocations of at least this many bytes go to the system allocator.
+const LARGE: usize = 256 * 1024;
+
+/// Routes each allocation by its size (a block is freed and resized with the layout it was
+/// allocated with, so the size tells which allocator owns it).
+struct SizeSplit;
+
+// SAFETY: every block is allocated, resized and freed by the allocator its size selects;
+// a resize that crosses `LARGE` moves the block (allocate, copy, free), as `realloc` may.
+unsafe impl GlobalAlloc for SizeSplit {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.size() >= LARGE {
+            System.alloc(layout)
+        } else {
+            MiMalloc.alloc(layout)
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if layout.size() >= LARGE {
+            System.alloc_zeroed(layout)
+        } else {
+            MiMalloc.alloc_zeroed(layout)
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if layout.size() >= LARGE {
+            System.dealloc(ptr, layout)
+        } else {
+            MiMalloc.dealloc(ptr, layout)
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        match (layout.size() >= LARGE, new_size >= LARGE) {
+            (true, true) => System.realloc(ptr, layout, new_size),
+            (false, false) => MiMalloc.realloc(ptr, layout, new_size),
+            _ => {
+                let moved = Layout::from_size_align_unchecked(new_size, layout.align());
+                let new = self.alloc(moved);
+                if !new.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                    self.dealloc(ptr, layout);
+                }
+                new
+            }
+        }
+    }
+}
+
 /// `mi_option_arena_reserve` (its index in mimalloc 3.3's option enum: libmimalloc-sys
 /// names no constant for it) and the value set when the module loads: arenas of 64 MiB of
 /// address space instead of 1 GiB, so the helper's memory guard (which caps the address

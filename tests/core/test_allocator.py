@@ -1,9 +1,12 @@
-"""The core's allocator (mimalloc) and the helper's memory guard.
+"""The core's allocator and the helper's memory guard.
 
-mimalloc reserves address space an arena at a time, 1 GiB by default. The guard caps a
-helper's address space at its size after set-up plus ``max_memory_mb``, so the core sets a
-64 MiB reservation when it loads, and the helper tasks load the core during set-up, before
-the guard: what the core reserves then is the code's memory, not a document's.
+The core takes allocations under 256 KiB from mimalloc and larger ones from the system
+allocator, moving a block whose resize crosses that size: a document large enough for its
+buffers to cross it gives the same rows as the Python path. mimalloc reserves address
+space an arena at a time, 1 GiB by default. The guard caps a helper's address space at its
+size after set-up plus ``max_memory_mb``, so the core sets a 64 MiB reservation when it
+loads, and the helper tasks load the core during set-up, before the guard: what the core
+reserves then is the code's memory, not a document's.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from types import ModuleType
 
 import pytest
 
+from kebab_chunk.model import ChunkPolicy
 from tests.beam.helpers import REPO, subprocess_env
+from tests.core.test_hybrid_differential import _Taken
+from tests.core.test_table_differential import _both, _explain
 
 #: What loading the core may add to the address space: its code and one 64 MiB arena.
 MAX_RESERVED_MIB = 128
@@ -75,3 +81,27 @@ def test_loading_the_core_reserves_one_small_arena(compiled: ModuleType) -> None
 )
 def test_helper_tasks_load_the_core_in_setup(compiled: ModuleType, task: str, args: str) -> None:
     assert _python(_SETUP.format(task=task, args=args)) == "True"
+
+
+def _large_markdown() -> bytes:
+    """About 1.5 MB: sections of prose, a list and a wide table, then one long paragraph."""
+    parts = []
+    for i in range(400):
+        parts.append(f"## Section {i}\n\n" + f"Sentence {i} runs on for a while. " * 60)
+        parts.append("\n".join(f"- item {i}.{j} with some words" for j in range(20)))
+        rows = "\n".join(f"| {i} | {j} | cell text {j} |" for j in range(15))
+        parts.append("| a | b | c |\n|---|---|---|\n" + rows)
+    parts.append("word " * 60_000)  # one block of 300 KB: its buffers cross 256 KiB
+    return "\n\n".join(parts).encode()
+
+
+def test_buffers_crossing_the_size_split_give_the_same_rows(
+    compiled: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = _large_markdown()
+    assert len(raw) > 1_000_000
+    taken = _Taken(compiled, monkeypatch)
+    for label in ("md-heading-v3", "hybrid-v3"):
+        fast, slow = _both(raw, "docs/large.md", label, ChunkPolicy(target_tokens=256))
+        assert fast.equals(slow), _explain(fast, slow)
+    assert taken.taken == 2, f"the core declined the document: {taken.rows}"
