@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,21 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.update(extra)
     return env
+
+
+def python_stdout(*args: str) -> str:
+    """The stripped output of this interpreter run with ``args`` in the repo (a fresh
+    process), failing the test when it exits non-zero."""
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
 
 
 @dataclass

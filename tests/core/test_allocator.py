@@ -11,15 +11,13 @@ reserves then is the code's memory, not a document's.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from kebab_chunk.model import ChunkPolicy
-from tests.beam.helpers import REPO, subprocess_env
+from tests.beam.helpers import python_stdout
 from tests.core.test_hybrid_differential import _Taken
 from tests.core.test_table_differential import _both, _explain
 
@@ -53,22 +51,9 @@ print("kebab_chunk_core" in sys.modules)
 """
 
 
-def _python(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
 def test_loading_the_core_reserves_one_small_arena(compiled: ModuleType) -> None:
-    added = float(_python(_IMPORT))
+    added = float(python_stdout("-c", _IMPORT))
     assert added < MAX_RESERVED_MIB, (
         f"loading the core added {added:.0f} MiB of address space; the arena reservation "
         "option was not applied (check the option's index after a mimalloc upgrade)"
@@ -80,7 +65,7 @@ def test_loading_the_core_reserves_one_small_arena(compiled: ModuleType) -> None
     [("ParseTask", "None, ParseLimits()"), ("ChunkTask", "None, ChunkPolicy(), {}")],
 )
 def test_helper_tasks_load_the_core_in_setup(compiled: ModuleType, task: str, args: str) -> None:
-    assert _python(_SETUP.format(task=task, args=args)) == "True"
+    assert python_stdout("-c", _SETUP.format(task=task, args=args)) == "True"
 
 
 def _large_markdown() -> bytes:

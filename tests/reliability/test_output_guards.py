@@ -37,7 +37,7 @@ from kebab_chunk.beam.locations import (
     resolve_corpus,
 )
 from kebab_chunk.cli.run import main
-from tests.beam.helpers import QUIET, REPO, quiet_beam, subprocess_env
+from tests.beam.helpers import QUIET, REPO, python_stdout, quiet_beam, subprocess_env
 from tests.reliability.held import HOLD_TIMEOUT_S, kill, start_held_run
 
 quiet_beam()
@@ -297,16 +297,7 @@ def test_a_full_disk_while_writing_the_manifest_leaves_no_manifest(tmp_path: Pat
     (out / "chunks").mkdir(parents=True)
     script = tmp_path / "full_disk.py"
     script.write_text(_FULL_DISK)
-    done = subprocess.run(
-        [sys.executable, str(script), str(out)],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = json.loads(python_stdout(str(script), str(out)).splitlines()[-1])
     assert report["errno"] is not None, "the write failed, as a full disk makes it"
     assert report["left"] == ["chunks"], "no manifest.json, not even a partial one"
 
