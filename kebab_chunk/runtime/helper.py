@@ -1,9 +1,9 @@
-"""The isolation helper process itself: memory guard, then one element after another.
+"""The isolation helper process itself: memory guard, then one batch after another.
 
 Beam-free on purpose (see :mod:`kebab_chunk.runtime.supervisor` for the worker side): the
 forkserver preloads only this module, and a helper imports only what its task needs (the
 parsers and chunkers), so a helper starts in a fraction of the time and memory of a Beam
-worker. Messages both ways are an 8-byte length and a standard pickle.
+worker. What travels both ways is in :mod:`kebab_chunk.runtime.protocol`.
 """
 
 from __future__ import annotations
@@ -15,21 +15,26 @@ import pickle
 import select
 import signal
 import socket
-import struct
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from kebab_chunk.runtime.gc_freeze import freeze_process
+from kebab_chunk.runtime.protocol import (
+    DONE,
+    HEADER,
+    OUT_OF_MEMORY,
+    PROTOCOL,
+    RAISED_IN_TASK,
+    READY,
+    ProgressWriter,
+    ReplyWriter,
+    decode_batch,
+)
 
 __all__ = [
-    "HEADER",
-    "MSG_DONE",
-    "MSG_RAISED",
-    "MSG_READY",
-    "MSG_STAGE",
-    "PROTOCOL",
+    "FrameReader",
     "HelperTask",
     "helper_main",
     "limit_memory",
@@ -37,12 +42,11 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-HEADER = struct.Struct("!Q")  # every message: 8-byte length, then a pickle
-PROTOCOL = pickle.HIGHEST_PROTOCOL
-
-# Messages from the helper: (MSG_READY,), (MSG_STAGE, stage, note), (MSG_DONE, result),
-# (MSG_RAISED, exception class name, repr, whether the helper exits after this message).
-MSG_READY, MSG_STAGE, MSG_DONE, MSG_RAISED = range(4)
+#: A reply goes out once it holds this many bytes or this much work, even before its batch
+#: is done: what a helper that then dies had finished but not sent is done again, so this
+#: bounds the work a failure throws away (and a slow document is not held back).
+REPLY_BYTES = 4 * 1024 * 1024
+REPLY_WAIT_S = 0.005
 
 
 def _address_space_bytes() -> int | None:
@@ -93,15 +97,6 @@ class HelperTask(Protocol):
     def setup(self) -> None: ...
 
     def run(self, element: Any, enter: Callable[[int, Any], None]) -> Any: ...
-
-
-def send_frame(sock: socket.socket, payload: bytes) -> None:
-    header = HEADER.pack(len(payload))
-    if len(payload) < 65536:
-        sock.sendall(header + payload)
-    else:
-        sock.sendall(header)
-        sock.sendall(payload)
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytearray | None:
@@ -196,14 +191,16 @@ def helper_main(
     max_memory_mb: int | None,
     worker_pid: int | None = None,
 ) -> None:
-    """The helper's whole life: task setup, memory guard, then one element after another.
+    """The helper's whole life: task setup, memory guard, then one batch after another.
 
-    The guard comes after the setup (which imports the parsers and chunkers), so
-    ``max_memory_mb`` is what one document may add, not what the code needs to load. Ends
-    when the worker closes its end of the socket, or at once when the worker process
-    ``worker_pid`` ends (:func:`die_with`). SIGINT is ignored: Ctrl-C reaches every process
-    of the terminal's process group, and the worker's stop ends the helper anyway; without
-    this, a helper busy on a document would print a ``KeyboardInterrupt`` traceback.
+    The first thing on ``sock`` is the descriptor of the progress file (see
+    :mod:`kebab_chunk.runtime.protocol`). The guard comes after the setup (which imports
+    the parsers and chunkers), so ``max_memory_mb`` is what one document may add, not what
+    the code needs to load. Ends when the worker closes its end of the socket, or at once
+    when the worker process ``worker_pid`` ends (:func:`die_with`). SIGINT is ignored:
+    Ctrl-C reaches every process of the terminal's process group, and the worker's stop
+    ends the helper anyway; without this, a helper busy on a document would print a
+    ``KeyboardInterrupt`` traceback.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if worker_pid is not None:
@@ -212,6 +209,8 @@ def helper_main(
     # backtrace then needs memory too and can deadlock, turning an out-of-memory document into
     # a hang that only the time budget ends. Without the backtrace it fails at once.
     os.environ["RUST_BACKTRACE"] = "0"
+    _, fds, _, _ = socket.recv_fds(sock, 1, 1)
+    progress = ProgressWriter(fds[0])
     task: HelperTask = pickle.loads(serialized_task)
     task.setup()
     freeze_process()  # what setup imported lives as long as the helper (gc_freeze.py)
@@ -220,46 +219,79 @@ def helper_main(
     reserve = bytearray(_RESERVE_BYTES)
     frames = FrameReader(sock)  # its read-ahead buffer is no document's memory either
     limit_memory(max_memory_mb)
-
-    def enter(stage: int, note: Any) -> None:
-        send_frame(sock, pickle.dumps((MSG_STAGE, stage, note), PROTOCOL))
-
-    send_frame(sock, pickle.dumps((MSG_READY,), PROTOCOL))
+    sock.sendall(HEADER.pack(len(READY)) + READY)
     while True:
         try:
             payload = frames.next_frame()
             if payload is None:
                 return
-            message = _answer(task, payload, enter)
+            _work_through(task, payload, progress, sock)
             del payload
-            send_frame(sock, message)  # all or nothing: the frame is built before it is sent
         except MemoryError:
             del reserve  # given back before anything else is allocated
             gc.collect()
-            # The worker fails the document with memory_limit and starts a fresh helper.
+            # The worker reads which document it was from the progress record, fails it
+            # with memory_limit, and starts a fresh helper for the rest.
             sock.sendall(_OUT_OF_MEMORY_FRAME)
             return
 
 
 #: Address space set aside for reporting an out-of-memory document.
 _RESERVE_BYTES = 4 * 1024 * 1024
-_OUT_OF_MEMORY = pickle.dumps((MSG_RAISED, "MemoryError", "MemoryError()", True), PROTOCOL)
-#: Sent when even reporting a failure runs out of memory; built before the guard exists.
-_OUT_OF_MEMORY_FRAME = HEADER.pack(len(_OUT_OF_MEMORY)) + _OUT_OF_MEMORY
+#: Sent when a document runs out of memory; built before the guard exists.
+_OUT_OF_MEMORY_FRAME = HEADER.pack(len(OUT_OF_MEMORY)) + OUT_OF_MEMORY
+
+
+def _work_through(
+    task: HelperTask, payload: bytes, progress: ProgressWriter, sock: socket.socket
+) -> None:
+    """Answer one batch in order; a reply goes out at the end, or earlier when it is full.
+
+    A ``MemoryError`` propagates (what was not sent yet is lost; the worker has it redone).
+    """
+    documents = decode_batch(payload)
+    reply = ReplyWriter()
+    last = len(documents) - 1
+    for offset, (seq, document) in enumerate(documents):
+        reply.add(*_answer(task, document, progress, seq))
+        if (
+            offset == last
+            or len(reply) >= REPLY_BYTES
+            or time.monotonic() - reply.opened >= REPLY_WAIT_S
+        ):
+            sock.sendall(reply.frame())  # all or nothing: the frame is built before it is sent
+            reply = ReplyWriter()
+
+
+class _Stages:
+    """``enter`` for one document: each stage it enters is written to the progress record."""
+
+    __slots__ = ("_progress", "note", "seq", "stage")
+
+    def __init__(self, progress: ProgressWriter, seq: int) -> None:
+        self._progress, self.seq, self.stage, self.note = progress, seq, 0, b""
+        progress.write(seq, 0)
+
+    def __call__(self, stage: int, note: Any) -> None:
+        pickled = pickle.dumps(note, PROTOCOL)
+        self._progress.write(self.seq, stage, pickled)
+        self.stage, self.note = stage, pickled
 
 
 def _answer(
-    task: HelperTask, payload: bytes | bytearray, enter: Callable[[int, Any], None]
-) -> bytes:
-    """The pickled reply for one element: its result, or what escaped the task.
+    task: HelperTask, document: memoryview, progress: ProgressWriter, seq: int
+) -> tuple[int, int, bytes, bytes]:
+    """The outcome of document ``seq``: its pickled result, or what escaped the task.
 
-    A ``MemoryError`` (from the task, or while writing the reply) propagates: the caller
-    then sends the prebuilt out-of-memory reply and the helper exits.
+    A ``MemoryError`` (from the task, or while pickling its result) propagates: the caller
+    then sends the prebuilt out-of-memory frame and the helper exits.
     """
+    stages = _Stages(progress, seq)
     try:
-        return pickle.dumps((MSG_DONE, task.run(pickle.loads(payload), enter)), PROTOCOL)
+        body = pickle.dumps(task.run(pickle.loads(document), stages), PROTOCOL)
+        return DONE, stages.stage, stages.note, body
     except MemoryError:
         raise
     except Exception as exc:  # reported; the helper stays usable
         raised = (type(exc).__name__, repr(exc))
-    return pickle.dumps((MSG_RAISED, *raised, False), PROTOCOL)
+    return RAISED_IN_TASK, stages.stage, stages.note, pickle.dumps(raised, PROTOCOL)

@@ -29,7 +29,7 @@ from kebab_chunk.runtime.supervisor import IsolatedRunner
 from tests.runtime.supervisor_tasks import ScriptedTask
 
 if __name__ == "__main__":
-    runner = IsolatedRunner(ScriptedTask(), budgets_s=[600.0], max_memory_mb=None)
+    runner = IsolatedRunner(ScriptedTask(), budgets_s=[600.0], max_memory_mb=None, batch=1)
     runner.start()
     runner.submit(("slow", "hang"))
     print(runner._helper.process.pid, fs._forkserver._forkserver_pid, flush=True)

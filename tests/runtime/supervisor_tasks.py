@@ -23,8 +23,9 @@ class ScriptedTask:
     ``("a", "hang")`` busy-loops in stage 0; ``("a", "crash")`` kills the helper;
     ``("a", "raise")`` raises ValueError; ``("a", "oom")`` raises MemoryError (as the memory
     guard does); ``("a", "hang-later")`` enters stage 1 with the note ``"parsed a"`` and
-    then busy-loops there; ``("a", "frozen")`` returns ``(name, objects the collector has
-    frozen)``.
+    then busy-loops there; ``("a", "crash-later")`` and ``("a", "oom-later")`` do the same
+    but then crash or run out of memory; ``("a", "frozen")`` returns ``(name, objects the
+    collector has frozen)``.
     """
 
     def setup(self) -> None:
@@ -45,8 +46,12 @@ class ScriptedTask:
             raise MemoryError
         elif action == "frozen":
             return (name, gc.get_freeze_count())
-        elif action == "hang-later":
+        elif action in ("hang-later", "crash-later", "oom-later"):
             enter(1, f"parsed {name}")
+            if action == "crash-later":
+                os._exit(9)
+            if action == "oom-later":
+                raise MemoryError
             while True:
                 pass
         return (name, os.getpid())

@@ -11,7 +11,8 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kebab_chunk.runtime.helper import HEADER, FrameReader
+from kebab_chunk.runtime.helper import FrameReader
+from kebab_chunk.runtime.protocol import HEADER
 
 
 def _send_in_pieces(sock: socket.socket, data: bytes, cuts: list[int]) -> None:

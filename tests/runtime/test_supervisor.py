@@ -1,9 +1,11 @@
 """The supervisor of helper processes (kebab_chunk.runtime.supervisor): several elements in
 flight, one blamed.
 
-The runner sends elements ahead of the helper; a hang or a crash must still fail exactly
-the element the helper was working on, and every element queued behind it must be done by
-a fresh helper. Budgets are per stage. (The Beam DoFn that wires it is tested in
+The runner sends elements ahead of the helper, in batches; a hang, a crash or running out
+of memory must still fail exactly the element the helper was working on, every other
+element of its batch and of the queue behind it must be done (again, where its outcome had
+not been sent) by a fresh helper, and each element keeps its own budget. Budgets are per
+stage. (The Beam DoFn that wires it is tested in
 tests/beam/test_isolated_dofn.py.)
 """
 
@@ -11,10 +13,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
 
+from kebab_chunk.runtime import supervisor
 from kebab_chunk.runtime.supervisor import (
     CRASH,
     RAISED,
@@ -28,9 +32,15 @@ from tests.beam.helpers import subprocess_env
 from tests.runtime.supervisor_tasks import ScriptedTask
 
 
-def _runner(budgets: tuple[float, ...] = (30.0,), max_in_flight: int = 16) -> IsolatedRunner:
+def _runner(
+    budgets: tuple[float, ...] = (30.0,), max_in_flight: int = 16, batch: int = 16
+) -> IsolatedRunner:
     runner = IsolatedRunner(
-        ScriptedTask(), budgets_s=budgets, max_memory_mb=None, max_in_flight=max_in_flight
+        ScriptedTask(),
+        budgets_s=budgets,
+        max_memory_mb=None,
+        max_in_flight=max_in_flight,
+        batch=batch,
     )
     runner.start()
     return runner
@@ -83,12 +93,85 @@ def test_budgets_are_per_stage_and_a_failure_names_its_stage_and_note() -> None:
     # own budget and carries the note the task gave when it entered stage 1.
     elements = [("slow", "sleep", 1.5), ("later", "hang-later"), ("after", "ok")]
     runner = _runner(budgets=(60.0, 1.0))
+    started = time.monotonic()
     try:
         done = {d.element[0]: d for d in _run_all(runner, elements)}
     finally:
         runner.close()
+    # stopped by the stage-1 budget, not the stage-0 budget (the margin is for a loaded machine)
+    assert time.monotonic() - started < 30.0
     assert done["slow"].failure is None and done["after"].failure is None
     assert done["later"].failure == Failure(TIMEOUT, 1, "parsed later")
+
+
+@pytest.mark.parametrize(
+    ("action", "kind", "exc_type"),
+    [
+        ("hang-later", TIMEOUT, ""),
+        ("crash-later", CRASH, ""),
+        ("oom-later", RAISED, "MemoryError"),
+    ],
+)
+def test_a_failure_inside_a_batch_names_its_element_stage_and_note(
+    action: str, kind: str, exc_type: str
+) -> None:
+    # One batch: elements done before the bad one (their outcomes not sent yet: they were
+    # quick) and after it. Each comes back once; only the bad one fails, in stage 1 with
+    # the note it gave there.
+    elements = [
+        *[(f"a{i}", "ok") for i in range(5)],
+        ("bad", action),
+        *[(f"b{i}", "ok") for i in range(5)],
+    ]
+    runner = _runner(budgets=(30.0, 1.0))
+    try:
+        done = _run_all(runner, elements)
+    finally:
+        runner.close()
+    assert sorted(d.context for d in done) == list(range(len(elements)))
+    by_name = {d.element[0]: d for d in done}
+    failure = by_name["bad"].failure
+    assert failure is not None
+    assert (failure.kind, failure.stage, failure.note, failure.exc_type) == (
+        kind,
+        1,
+        "parsed bad",
+        exc_type,
+    )
+    others = [d for name, d in by_name.items() if name != "bad"]
+    assert all(d.failure is None and d.result[0] == d.element[0] for d in others)
+    assert len({d.result[1] for d in others}) == 1  # all by the fresh helper
+
+
+def test_each_element_of_a_batch_has_its_own_budget() -> None:
+    # Sixteen elements of 0.25 s in one batch take 4 s, four times one element's budget:
+    # none of them overran it, so none fails.
+    elements = [(f"e{i}", "sleep", 0.25) for i in range(16)]
+    runner = _runner(budgets=(1.0,))
+    try:
+        done = _run_all(runner, elements)
+    finally:
+        runner.close()
+    assert [d.failure for d in done] == [None] * 16
+    assert len({d.result[1] for d in done}) == 1  # no helper was replaced
+
+
+def test_elements_travel_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[int] = []
+    real = supervisor.encode_batch
+
+    def counting(seqs: Any, payloads: Any) -> bytes:
+        sent.append(len(seqs))
+        return real(seqs, payloads)
+
+    monkeypatch.setattr(supervisor, "encode_batch", counting)
+    runner = _runner(max_in_flight=32, batch=16)
+    try:
+        done = _run_all(runner, [(f"e{i}", "ok") for i in range(40)])
+    finally:
+        runner.close()
+    assert len(done) == 40 and all(d.failure is None for d in done)
+    assert sent == [16, 16, 8]  # the last one when the caller drains
 
 
 def test_an_exception_escaping_the_task_is_reported_and_the_helper_goes_on() -> None:
@@ -106,12 +189,13 @@ def test_an_exception_escaping_the_task_is_reported_and_the_helper_goes_on() -> 
 def test_running_out_of_memory_outside_the_task_s_own_handling_replaces_the_helper() -> None:
     runner = _runner()
     try:
-        done = {d.element[0]: d for d in _run_all(runner, [("x", "ok"), ("a", "oom"), ("b", "ok")])}
+        (before,) = _run_all(runner, [("x", "ok")])
+        done = {d.element[0]: d for d in _run_all(runner, [("a", "oom"), ("b", "ok")])}
     finally:
         runner.close()
     failure = done["a"].failure
     assert failure is not None and (failure.kind, failure.exc_type) == (RAISED, "MemoryError")
-    assert done["b"].failure is None and done["b"].result[1] != done["x"].result[1]
+    assert done["b"].failure is None and done["b"].result[1] != before.result[1]
 
 
 def test_an_element_that_cannot_be_pickled_fails_alone() -> None:

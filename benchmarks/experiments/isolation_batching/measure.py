@@ -1,13 +1,13 @@
-"""What the helper exchange costs per document, one document per trip against groups.
+"""What the helper exchange costs per document, one document per trip against batches.
 
-The job parses and chunks each document in a helper process, one round trip per document
-(``IsolatedRunner``: pickled request, stage and result frames, the supervisor's clock).
-This runs the job's own task (``ParseChunkTask``, default labels, encoded chunks) over the
-pipeline bench's 10,000 generated documents three ways, without Beam:
+The job parses and chunks each document in a helper process (``IsolatedRunner``: pickled
+batches and replies, the progress record, the supervisor's clock). This runs the job's own
+task (``ParseChunkTask``, default labels, encoded chunks) over the pipeline bench's 10,000
+generated documents three ways, without Beam:
 
 - in the calling process (``InlineRunner``): the work alone;
-- through a helper, one document per trip (the job today);
-- through a helper, ``GROUP`` documents per trip (``batch_task.GroupTask``).
+- through a helper, one document per batch (``batch=1``, as the job did before);
+- through a helper, batches of ``GROUP`` documents (the runner's default).
 
 The exchange's cost per document is (worker CPU + helper CPU - inline CPU) / documents.
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/experiments/isolation_batching/measure.py``.
@@ -19,10 +19,8 @@ import gc
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from benchmarks.bench_pipeline import _DescendantCpu, _write_corpus
-from benchmarks.experiments.isolation_batching.batch_task import GroupTask
 from kebab_chunk.beam.parse_chunk import ParseAndChunk
 from kebab_chunk.elements import RawDocument
 from kebab_chunk.model.ids import content_hash
@@ -32,7 +30,7 @@ from kebab_chunk.runtime.tasks import ParseChunkTask
 
 DOCS = 10_000
 GROUP = 16
-ROUNDS = 2
+ROUNDS = 3
 
 
 def documents(root: Path) -> list[RawDocument]:
@@ -58,22 +56,16 @@ def inline_cpu(docs: list[RawDocument]) -> float:
     return time.process_time() - start
 
 
-def helper_cpu(docs: list[RawDocument], group: int) -> tuple[float, float]:
-    """(worker CPU, helper CPU) with ``group`` documents per trip (1: the job's way)."""
-    inner = task()
-    runner = IsolatedRunner(
-        inner if group == 1 else GroupTask(inner), budgets_s=(600, 600), max_memory_mb=2048
-    )
+def helper_cpu(docs: list[RawDocument], batch: int) -> tuple[float, float]:
+    """(worker CPU, helper CPU) with up to ``batch`` documents per trip."""
+    runner = IsolatedRunner(task(), budgets_s=(600, 600), max_memory_mb=2048, batch=batch)
     runner.start()
-    items: list[Any] = list(docs)
-    if group > 1:
-        items = [tuple(docs[i : i + group]) for i in range(0, len(docs), group)]
-    runner.submit(items[0])  # the helper is up before the clock starts
+    runner.submit(docs[0])  # the helper is up before the clock starts
     runner.drain()
     with _DescendantCpu() as children:
         start = time.process_time()
-        for item in items:
-            runner.submit(item)
+        for doc in docs:
+            runner.submit(doc)
         runner.drain()
         own = time.process_time() - start
     runner.close()
