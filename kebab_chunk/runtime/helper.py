@@ -253,7 +253,17 @@ def _work_through(
     reply = ReplyWriter()
     last = len(documents) - 1
     for offset, (seq, document) in enumerate(documents):
-        reply.add(*_answer(task, document, progress, seq))
+        status, stage, note, body = _answer(task, document, progress, seq)
+        try:
+            reply.add(status, stage, note, body)
+        except MemoryError:
+            raise
+        except Exception as exc:  # a result that cannot be pickled fails its document alone
+            if reply.count:
+                sock.sendall(reply.frame())
+            reply = ReplyWriter()  # the broken one's stream is unusable
+            reply.add(RAISED_IN_TASK, stage, note, (type(exc).__name__, repr(exc)))
+        del body
         if (
             offset == last
             or len(reply) >= REPLY_BYTES
@@ -280,18 +290,17 @@ class _Stages:
 
 def _answer(
     task: HelperTask, document: memoryview, progress: ProgressWriter, seq: int
-) -> tuple[int, int, bytes, bytes]:
-    """The outcome of document ``seq``: its pickled result, or what escaped the task.
+) -> tuple[int, int, bytes, Any]:
+    """The outcome of document ``seq``: its result, or what escaped the task (class name and
+    repr), with the stage it ended in and that stage's pickled note.
 
-    A ``MemoryError`` (from the task, or while pickling its result) propagates: the caller
-    then sends the prebuilt out-of-memory frame and the helper exits.
+    A ``MemoryError`` propagates: the caller then sends the prebuilt out-of-memory frame and
+    the helper exits.
     """
     stages = _Stages(progress, seq)
     try:
-        body = pickle.dumps(task.run(pickle.loads(document), stages), PROTOCOL)
-        return DONE, stages.stage, stages.note, body
+        return DONE, stages.stage, stages.note, task.run(pickle.loads(document), stages)
     except MemoryError:
         raise
     except Exception as exc:  # reported; the helper stays usable
-        raised = (type(exc).__name__, repr(exc))
-    return RAISED_IN_TASK, stages.stage, stages.note, pickle.dumps(raised, PROTOCOL)
+        return RAISED_IN_TASK, stages.stage, stages.note, (type(exc).__name__, repr(exc))

@@ -4,9 +4,10 @@ Both sides of one socket (:mod:`kebab_chunk.runtime.supervisor` is the worker's,
 :mod:`kebab_chunk.runtime.helper` the helper's). Every frame is an 8-byte length and a
 payload. Worker to helper: a *batch*, documents each with its number (``seq``) and pickled
 on its own (so one that cannot be read fails alone). Helper to worker: ``READY`` once,
-then *replies*, each the outcomes of the next documents of a batch, and ``OUT_OF_MEMORY``
-as a helper's last word. An outcome carries the stage it ended in and the note of that
-stage, so a result the worker cannot rebuild still fails with them.
+then *replies*, each the outcomes of the next documents of a batch (their results written
+by one pickler, see :class:`ReplyWriter`), and ``OUT_OF_MEMORY`` as a helper's last word.
+An outcome carries the stage it ended in and the note of that stage, so a result the
+worker cannot rebuild still fails with them.
 
 Why batches, not one frame per document: each frame costs both processes a pickle, a
 system call and a wake-up, about 60-90 µs of CPU per document, which for the small
@@ -24,6 +25,7 @@ document and stage that hung, crashed or ran out of memory, with its note.
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import pickle
@@ -45,6 +47,7 @@ __all__ = [
     "Outcome",
     "Progress",
     "ProgressWriter",
+    "ReplyReader",
     "ReplyWriter",
     "decode_batch",
     "decode_reply",
@@ -95,29 +98,58 @@ def decode_batch(payload: bytes) -> list[tuple[int, memoryview]]:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One document's end as the helper reported it (``note`` and ``body`` still pickled)."""
+    """One document's end as the helper reported it: ``body`` (the result, or the exception
+    class name and repr) still pickled, at ``body`` .. ``end`` of the reply; ``note`` too."""
 
     status: int
     stage: int
     note: memoryview
-    body: memoryview
+    body: int
+    end: int
+
+
+class _Appender:
+    """A file for the pickler that appends to a bytearray."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, buffer: bytearray) -> None:
+        self.write = buffer.extend
 
 
 class ReplyWriter:
-    """Collects the outcomes of documents of a batch, in its order, into one reply frame."""
+    """Collects the outcomes of documents of a batch, in its order, into one reply frame.
+
+    Their bodies are written by one pickler, so a class or string that several results
+    share is written once per reply: about half the pickling on both sides (results hold
+    a handful of classes and many small strings). The reader needs the same stream
+    whole, so a body that fails to pickle ends the writer: ``add`` removes what it wrote,
+    raises, and leaves :attr:`broken` set; the caller sends what it has and starts a new one.
+    """
 
     def __init__(self) -> None:
         self.count = 0
         self.opened = time.monotonic()
+        self.broken = False
         self._buffer = bytearray(HEADER.size + 1 + _COUNT.size)
+        self._pickler = pickle.Pickler(_Appender(self._buffer), PROTOCOL)
 
     def __len__(self) -> int:
         return len(self._buffer)
 
-    def add(self, status: int, stage: int, note: bytes, body: bytes) -> None:
-        self._buffer += _OUTCOME.pack(status, stage, len(note), len(body))
-        self._buffer += note
-        self._buffer += body
+    def add(self, status: int, stage: int, note: bytes, body: Any) -> None:
+        buffer = self._buffer
+        mark = len(buffer)
+        buffer += _OUTCOME.pack(status, stage, len(note), 0)
+        buffer += note
+        start = len(buffer)
+        try:
+            self._pickler.dump(body)
+        except BaseException:
+            del buffer[mark:]
+            self.broken = True
+            raise
+        _OUTCOME.pack_into(buffer, mark, status, stage, len(note), len(buffer) - start)
         self.count += 1
 
     def frame(self) -> bytearray:
@@ -140,9 +172,35 @@ def decode_reply(payload: bytes) -> list[Outcome]:
         at += _OUTCOME.size
         note = view[at : at + note_size]
         at += note_size
-        found.append(Outcome(status, stage, note, view[at : at + body_size]))
+        found.append(Outcome(status, stage, note, at, at + body_size))
         at += body_size
     return found
+
+
+class ReplyReader:
+    """Rebuilds the bodies of one reply, in order, with one unpickler (see ReplyWriter).
+
+    After a body fails to load, the unpickler's memo may no longer match the stream, so
+    :meth:`load` refuses every later body of the reply (``broken``).
+    """
+
+    def __init__(self, payload: bytes) -> None:
+        self._file = io.BytesIO(payload)
+        self._unpickler = pickle.Unpickler(self._file)
+        self.broken = False
+
+    def load(self, outcome: Outcome) -> Any:
+        if self.broken:
+            raise RuntimeError("an earlier result of this reply could not be rebuilt")
+        self._file.seek(outcome.body)
+        try:
+            body = self._unpickler.load()
+            if self._file.tell() != outcome.end:
+                raise pickle.UnpicklingError("a result did not end where its length said")
+        except BaseException:
+            self.broken = True
+            raise
+        return body
 
 
 # ------------------------------------------------------------------ progress

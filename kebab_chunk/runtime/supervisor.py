@@ -75,6 +75,7 @@ from kebab_chunk.runtime.protocol import (
     READY,
     Outcome,
     Progress,
+    ReplyReader,
     decode_reply,
     encode_batch,
     progress_file,
@@ -289,8 +290,7 @@ class IsolatedRunner:
         except Exception as exc:  # cannot even be sent: this element alone fails
             return [Finished(element, context, failure=_raised(0, None, exc))]
         self.start()
-        self._pending.append(_InFlight(self._next_seq, element, context, payload))
-        self._next_seq += 1
+        self._pending.append(_InFlight(-1, element, context, payload))
         self._pending_bytes += len(payload)
         if len(self._pending) < self._batch and self._pending_bytes < self._batch_bytes:
             return []
@@ -326,10 +326,16 @@ class IsolatedRunner:
         return finished + self._pump(block=False)
 
     def _dispatch(self, entries: list[_InFlight]) -> None:
-        """Send ``entries`` (consecutive, after everything in flight) to the helper."""
+        """Send ``entries`` to the helper, after everything in flight.
+
+        They are numbered as they are sent, so numbers rise in the order the helper works.
+        """
         self.start()
         helper = self._helper
         assert helper is not None
+        for entry in entries:
+            entry.seq = self._next_seq
+            self._next_seq += 1
         if not self._in_flight:  # an idle helper: the first one's clock starts now
             self._clock = (entries[0].seq, 0, time.monotonic())
         self._in_flight.extend(entries)
@@ -432,9 +438,17 @@ class IsolatedRunner:
         del buf[:start]
 
     def _receive(self, frame: bytes, finished: list[Finished]) -> None:
-        for outcome in decode_reply(frame):
+        reader = ReplyReader(frame)
+        outcomes = decode_reply(frame)
+        for done, outcome in enumerate(outcomes):
+            if reader.broken:  # the rest cannot be read: the helper does them again
+                rest = [self._in_flight.popleft() for _ in range(len(outcomes) - done)]
+                self._bytes_in_flight -= sum(len(e.payload) for e in rest)
+                self._dispatch(rest)
+                break
             head = self._in_flight[0]
-            finished.append(self._finish(Finished(head.element, head.context, *_ended(outcome))))
+            ended = _ended(outcome, reader)
+            finished.append(self._finish(Finished(head.element, head.context, *ended)))
         if self._in_flight and self._clock[0] < self._in_flight[0].seq:
             self._clock = (self._in_flight[0].seq, 0, time.monotonic())
 
@@ -497,14 +511,15 @@ class IsolatedRunner:
         return exit_code, seen
 
 
-def _ended(outcome: Outcome) -> tuple[Any, Failure | None]:
+def _ended(outcome: Outcome, reader: ReplyReader) -> tuple[Any, Failure | None]:
     """``(result, failure)`` of one outcome from the helper."""
+    try:
+        body = reader.load(outcome)
+    except Exception as exc:  # a result the worker cannot rebuild fails its element
+        return None, _raised(outcome.stage, _note(outcome), exc)
     if outcome.status == DONE:
-        try:
-            return pickle.loads(outcome.body), None
-        except Exception as exc:  # a result the worker cannot rebuild fails its element
-            return None, _raised(outcome.stage, _note(outcome), exc)
-    exc_type, detail = pickle.loads(outcome.body)
+        return body, None
+    exc_type, detail = body
     return None, Failure(RAISED, outcome.stage, _note(outcome), exc_type, detail)
 
 

@@ -13,7 +13,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ScriptedTask"]
+__all__ = ["ScriptedTask", "Unreadable"]
+
+
+def _refuse() -> None:
+    raise ValueError("this result cannot be rebuilt")
+
+
+class Unreadable:
+    """Pickles fine; unpickling it raises (as a result the worker cannot rebuild)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_refuse, ())
 
 
 class ScriptedTask:
@@ -25,7 +36,8 @@ class ScriptedTask:
     guard does); ``("a", "hang-later")`` enters stage 1 with the note ``"parsed a"`` and
     then busy-loops there; ``("a", "crash-later")`` and ``("a", "oom-later")`` do the same
     but then crash or run out of memory; ``("a", "frozen")`` returns ``(name, objects the
-    collector has frozen)``.
+    collector has frozen)``; ``("a", "unpicklable")`` returns what cannot be pickled,
+    ``("a", "unreadable")`` what pickles in the helper but cannot be rebuilt in the worker.
     """
 
     def setup(self) -> None:
@@ -44,6 +56,10 @@ class ScriptedTask:
             raise ValueError(f"scripted failure of {name}")
         elif action == "oom":
             raise MemoryError
+        elif action == "unpicklable":
+            return (name, lambda: None)
+        elif action == "unreadable":
+            return (name, Unreadable())
         elif action == "frozen":
             return (name, gc.get_freeze_count())
         elif action in ("hang-later", "crash-later", "oom-later"):

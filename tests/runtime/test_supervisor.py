@@ -174,6 +174,24 @@ def test_elements_travel_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sent == [16, 16, 8]  # the last one when the caller drains
 
 
+@pytest.mark.parametrize("action", ["unpicklable", "unreadable"])
+def test_a_result_that_cannot_cross_fails_alone_and_its_batch_goes_on(action: str) -> None:
+    # The helper's replies share one pickle stream per reply; a result that cannot be
+    # pickled (in the helper) or rebuilt (in the worker) must not take the others with it.
+    elements = [("a", "ok"), ("bad", action), ("b", "ok"), ("c", "ok")]
+    runner = _runner()
+    try:
+        done = _run_all(runner, elements)
+    finally:
+        runner.close()
+    assert sorted(d.context for d in done) == [0, 1, 2, 3]
+    by_name = {d.element[0]: d for d in done}
+    failure = by_name["bad"].failure
+    assert failure is not None and failure.kind == RAISED
+    assert all(by_name[n].failure is None and by_name[n].result[0] == n for n in "abc")
+    assert len({by_name[n].result[1] for n in "abc"}) == 1  # the helper was not replaced
+
+
 def test_an_exception_escaping_the_task_is_reported_and_the_helper_goes_on() -> None:
     runner = _runner()
     try:
