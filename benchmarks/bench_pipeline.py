@@ -10,7 +10,10 @@ fixture PDFs under distinct names) is written to a temporary directory. Figures:
   ``cpu.total_ratio_to_table_loop`` the job's CPU against it;
 * ``direct_in_memory`` and ``direct_multi_processing_2`` — the whole job
   (``pipelines.chunk_corpus``: match, read, parse and chunk in an isolation helper process,
-  validate, write Parquet, manifest), one wall-clock run each, start-up included;
+  validate, write Parquet, manifest), start-up included: for ``direct_multi_processing_2``
+  one run, for ``direct_in_memory`` (and its start-up job) the run with the least CPU of
+  :data:`JOB_RUNS` (``cpu_seconds.all_runs_total`` lists them all; wall-clock ratios use
+  the median of the runs' ``seconds_all_runs``, as the plain loop's is a median);
 * ``parse_isolation`` — read + parse only, with and without the parse helper process,
   to show what the per-document time budget costs (full runs only).
 
@@ -55,6 +58,7 @@ import logging
 import os
 import random
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -89,6 +93,8 @@ MULTI_2 = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 MAX_IN_MEMORY_RATIO, MIN_SPEEDUP = 1.3, 1.6
 #: Issue 34: the job's CPU per document on the DirectRunner, over the plain loop's.
 MAX_CPU_PER_DOCUMENT_RATIO = 1.3
+#: Runs of the in-memory job and of its start-up job; the one with the least CPU counts.
+JOB_RUNS = 3
 STARTUP_DOCS = 10  # the job over this many documents measures its fixed start-up
 QUIET = ["--default_sdk_harness_log_level=WARNING"]
 
@@ -279,6 +285,28 @@ def _timed_job(
     return rate
 
 
+def _least_cpu_job(
+    root: Path, out: Path, beam_args: list[str], docs: int, size: int, runs: int
+) -> dict[str, Any]:
+    """The run of ``runs`` with the least CPU (worker and helpers together), with every
+    run's total beside it: other load only ever adds CPU time, so the least is the job's
+    own cost, measured as the plain loop's is (best of 3). The first run in this process
+    also pays for modules the runner imports lazily, which the start-up job after it would
+    not."""
+    best: dict[str, Any] | None = None
+    totals, walls = [], []
+    for _ in range(runs):
+        rate = _timed_job(root, out, beam_args, docs, size)
+        totals.append(rate["cpu_seconds"]["self"] + rate["cpu_seconds"]["descendants"])
+        walls.append(rate["seconds"])
+        if best is None or totals[-1] < min(totals[:-1]):
+            best = rate
+    assert best is not None
+    best["cpu_seconds"]["all_runs_total"] = totals
+    best["seconds_all_runs"] = walls
+    return best
+
+
 def _best_cpu(loop: Any, root: Path) -> float:
     """Best-of-3 CPU seconds of ``loop(root)`` (one process)."""
     runs = []
@@ -413,15 +441,19 @@ def run(quick: bool) -> dict[str, Any]:
             "plain_loop": plain,
         }
         for name, args in (("direct_in_memory", IN_MEMORY), ("direct_multi_processing_2", MULTI_2)):
-            rate = _timed_job(root, out, args, docs, size)
+            runs = JOB_RUNS if name == "direct_in_memory" else 1
+            rate = _least_cpu_job(root, out, args, docs, size, runs)
             rate["ratio_to_plain_loop"] = rate["docs_per_s"] / plain["docs_per_s"]
             figures[name] = rate
         tiny = Path(tmp) / "tiny"
         tiny.mkdir()
-        _write_corpus(tiny, STARTUP_DOCS)
-        startup = _job(tiny, Path(tmp) / "tiny-out", IN_MEMORY)
-        startup_cpu = LAST_CPU["self"]
-        startup_total = LAST_CPU["self"] + LAST_CPU["descendants"]
+        docs_tiny, size_tiny = _write_corpus(tiny, STARTUP_DOCS)
+        least = _least_cpu_job(
+            tiny, Path(tmp) / "tiny-out", IN_MEMORY, docs_tiny, size_tiny, JOB_RUNS
+        )
+        startup = statistics.median(least["seconds_all_runs"])
+        startup_cpu = least["cpu_seconds"]["self"]
+        startup_total = startup_cpu + least["cpu_seconds"]["descendants"]
         figures["startup"] = {
             "documents": STARTUP_DOCS,
             "in_memory_seconds": startup,
@@ -434,8 +466,11 @@ def run(quick: bool) -> dict[str, Any]:
             plain["table_loop_cpu_s"],
             startup_total,
         )
-        ratio = figures["direct_in_memory"]["seconds"] / plain["seconds"]
-        steady = (figures["direct_in_memory"]["seconds"] - startup) / plain["seconds"]
+        # wall clock as the plain loop's: the median of the runs (the least-CPU run's wall
+        # time is no more the job's than any other's)
+        wall = statistics.median(figures["direct_in_memory"]["seconds_all_runs"])
+        ratio = wall / plain["seconds"]
+        steady = (wall - startup) / plain["seconds"]
         cpu = figures["direct_in_memory"]["cpu"]
         figures["targets"] = {
             "in_memory_vs_plain_loop": {
