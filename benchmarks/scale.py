@@ -299,8 +299,9 @@ class _Proc:
     hwm_kib: int = 0
 
 
-def _proc_table() -> dict[int, tuple[int, int, float]]:
-    """pid -> (ppid, start time in ticks, own utime+stime in seconds), for every process."""
+def _proc_table() -> dict[int, tuple[int, int, float, float]]:
+    """pid -> (ppid, start time in ticks, own utime+stime, reaped children's cutime+cstime;
+    seconds), for every process."""
     table = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -311,7 +312,8 @@ def _proc_table() -> dict[int, tuple[int, int, float]]:
             continue
         fields = raw[raw.rindex(b")") + 2 :].split()  # fields[0] is stat field 3 (state)
         table[int(name)] = (int(fields[1]), int(fields[19]),
-                            (int(fields[11]) + int(fields[12])) / _CLK)
+                            (int(fields[11]) + int(fields[12])) / _CLK,
+                            (int(fields[13]) + int(fields[14])) / _CLK)
     return table
 
 
@@ -329,15 +331,19 @@ def _status_kib(pid: int) -> tuple[int, int]:
     return hwm, rss
 
 
-def _role(pid: int, root: int) -> str:
-    if pid == root:
-        return "root"
+def _role(pid: int, root: int, ppid: int) -> str:
+    """A process's role in its tree; ``root`` is the daemon, or (the daemon's parent) the
+    subreaper it runs under (tests/engines/reaper.py), role ``reaper``."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
-        return "other"
+        return "root" if pid == root else "other"
     exe = os.path.basename(argv[0].decode(errors="replace")) if argv and argv[0] else ""
     joined = b" ".join(argv)
+    if pid == root:
+        return "reaper" if b"reaper.py" in joined else "root"
+    if exe == "java" and ppid == root and _role(root, root, 0) == "reaper":
+        return "root"
     if b"sdk_worker_main" in joined:
         return "sdk_worker"
     if exe.startswith("python"):
@@ -350,7 +356,16 @@ def _role(pid: int, root: int) -> str:
 
 
 class TreeSampler:
-    """Samples the process trees under named root pids every ``interval`` seconds."""
+    """Samples the process trees under named root pids every ``interval`` seconds.
+
+    A tree's CPU (``cpu_s``) is exact while its root lives: the sum over its live processes
+    of their own CPU and that of the children they reaped (``cutime``), at the last sample
+    minus at the first. A process that ends passes its CPU to its parent's ``cutime``
+    when reaped, so nothing is lost between samples, provided no process escapes the tree
+    (Flink daemons run under a subreaper, tests/engines/reaper.py, so orphans do not).
+    Roles are only sampled: a process that ends between samples loses up to ``interval``
+    of CPU from its role, which ``cpu_s_by_role`` reports as the role ``exited``.
+    """
 
     def __init__(self, roots: dict[str, int], fresh: set[str],
                  interval: float = SAMPLE_S) -> None:
@@ -362,6 +377,7 @@ class TreeSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._first = True
+        self._tree_cpu: dict[str, list[float]] = {name: [] for name in roots}  # first, last
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
@@ -370,7 +386,7 @@ class TreeSampler:
     def sample(self) -> None:
         table = _proc_table()
         children: dict[int, list[int]] = {}
-        for pid, (ppid, _, _) in table.items():
+        for pid, (ppid, *_) in table.items():
             children.setdefault(ppid, []).append(pid)
         for name, root in self.roots.items():
             tree, todo = [], [root]
@@ -380,19 +396,26 @@ class TreeSampler:
                     tree.append(pid)
                     todo.extend(children.get(pid, ()))
             rss_sum = 0
+            tree_cpu = 0.0
             for pid in tree:
-                _, start, cpu = table[pid]
+                ppid, start, cpu, reaped = table[pid]
+                tree_cpu += cpu + reaped
                 key = (pid, start)
                 proc = self.procs[name].get(key)
                 if proc is None:
                     baseline = self._first and name not in self.fresh
-                    proc = _Proc(_role(pid, root), cpu if baseline else 0.0)
+                    proc = _Proc(_role(pid, root, ppid), cpu if baseline else 0.0)
                     self.procs[name][key] = proc
                 proc.cpu = max(proc.cpu, cpu)
                 hwm, rss = _status_kib(pid)
                 proc.hwm_kib = max(proc.hwm_kib, hwm)
                 rss_sum += rss
             self.tree_rss_kib[name] = max(self.tree_rss_kib[name], rss_sum)
+            if root not in table:  # the root has ended: only the sampled sum is left
+                self._tree_cpu[name] = []
+            elif self._first or self._tree_cpu[name]:  # a fresh tree started with the job
+                first = self._tree_cpu[name] or [0.0 if name in self.fresh else tree_cpu]
+                self._tree_cpu[name] = [first[0], tree_cpu]
         self._first = False
 
     def start(self) -> None:
@@ -404,13 +427,24 @@ class TreeSampler:
         self._thread.join()
         self.sample()
 
-    def cpu_s(self, name: str) -> float:
+    def _sampled(self, name: str) -> float:
         return sum(p.cpu - p.cpu0 for p in self.procs[name].values())
+
+    def cpu_s(self, name: str) -> float:
+        """The tree's CPU seconds during the job: exact while the root lives (see the
+        class docstring), else the sampled sum."""
+        if self._tree_cpu[name]:
+            first, last = self._tree_cpu[name]
+            return last - first
+        return self._sampled(name)
 
     def cpu_s_by_role(self, name: str) -> dict[str, float]:
         out: dict[str, float] = {}
         for p in self.procs[name].values():
             out[p.role] = out.get(p.role, 0.0) + p.cpu - p.cpu0
+        missed = self.cpu_s(name) - self._sampled(name)
+        if missed > 0:
+            out["exited"] = missed
         return dict(sorted(out.items()))
 
     def memory(self, name: str) -> dict[str, Any]:

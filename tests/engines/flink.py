@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -87,15 +88,6 @@ class FlinkCluster:
             tm["taskmanager-id"]: int(tm["metrics"]["read-records"])
             for tm in per_tm["taskmanagers"]
         }
-
-    def rss_kib(self) -> dict[str, int]:
-        """Resident memory of each daemon, read from /proc (for the scale benchmark)."""
-        out = {}
-        for name, proc in self.procs.items():
-            status = Path(f"/proc/{proc.pid}/status").read_text()
-            line = next(ln for ln in status.splitlines() if ln.startswith("VmHWM:"))
-            out[name] = int(line.split()[1])
-        return out
 
 
 def _jvm_params(lib: Path, conf: Path, which: str) -> tuple[list[str], list[str]]:
@@ -189,6 +181,8 @@ def flink_cluster(
         for name, sizing, main, extra in daemons:
             jvm, dynamic = _jvm_params(lib, conf, sizing)
             cmd = [
+                sys.executable,  # a subreaper: every descendant's CPU stays in the tree
+                str(Path(__file__).with_name("reaper.py")),
                 "java",
                 *JAVA17_OPENS,
                 *jvm,
