@@ -86,8 +86,6 @@ _log = logging.getLogger(__name__)
 #: Files above this size become error rows unread (override with --max-file-bytes).
 DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024
 _HEAD_BYTES = 8
-#: The most a read asks for beyond the bytes a file is still expected to hold.
-_READ_STEP = 64 * 1024
 
 FILES = "files"
 ERRORS = "errors"
@@ -195,25 +193,16 @@ def _descriptor_path(fd: int, path: str) -> str | None:
         return real if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino) else None
 
 
-def _read_upto(fd: int, limit: int, size: int) -> bytes:
-    """At most ``limit`` bytes of ``fd`` from its offset, to the end of the file.
-
-    ``size`` is the file's size when it was opened: the first read asks for one byte more
-    (a file that grew since reads on), later reads for at most 64 KiB past what is still
-    expected. ``os.read(fd, n)`` allocates ``n`` bytes before it shrinks them to what it
-    got, and a 1 MB buffer per read (twice per file) cost more than reading a small file.
-    """
+def _read_upto(fd: int, limit: int) -> bytes:
     parts: list[bytes] = []
     left = limit
-    expected = size + 1
     while left > 0:
-        part = os.read(fd, min(left, max(expected, _READ_STEP)))
+        part = os.read(fd, min(left, 1 << 20))
         if not part:
             break
         parts.append(part)
         left -= len(part)
-        expected -= len(part)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)
 
 
 def _open_plain_file(path: str) -> int | None:
@@ -276,7 +265,7 @@ def read_local(path: str, real_root: str, uri: str, max_bytes: int) -> LocalFile
         if held.st_size > max_bytes:
             return LocalFile(None, os.pread(fd, _HEAD_BYTES, 0), held.st_size)
         # At most one byte over the limit: a file that grew since is still refused.
-        raw = _read_upto(fd, max_bytes + 1, held.st_size)
+        raw = _read_upto(fd, max_bytes + 1)
         return LocalFile(raw, raw[:_HEAD_BYTES], held.st_size)
     except OSError as exc:
         raise ReadRefused(

@@ -353,24 +353,3 @@ def test_a_folder_swapped_for_a_link_after_listing_never_yields_the_outside_text
     (root / "sub").symlink_to(outside, target_is_directory=True)
     got = _read(root, listed)
     assert isinstance(got, ReadRefused) and got.error_type == SYMLINK_OUTSIDE_CORPUS
-
-
-def test_reading_sizes_its_reads_from_the_file_but_reads_what_is_there(tmp_path: Path) -> None:
-    """``_read_upto`` asks for the size the file had when opened, yet a file that grew
-    since is read on to the limit, and one that shrank ends where it ends."""
-    from kebab_chunk.beam.read import _read_upto
-
-    path = tmp_path / "doc.md"
-    body = bytes(range(256)) * 12_000  # 3 MB, many reads' worth at the 64 KiB step
-    path.write_bytes(body)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        assert _read_upto(fd, len(body) + 1, len(body)) == body
-        os.lseek(fd, 0, os.SEEK_SET)
-        assert _read_upto(fd, 1000, len(body)) == body[:1000]
-        os.lseek(fd, 0, os.SEEK_SET)
-        assert _read_upto(fd, len(body) + 1, 10) == body  # grew since: read on
-        os.lseek(fd, 0, os.SEEK_SET)
-        assert _read_upto(fd, len(body) + 1, 2 * len(body)) == body  # shrank since
-    finally:
-        os.close(fd)
