@@ -579,14 +579,15 @@ def _flink_vs_plain(tmp: Path, root: Path, docs: int, plain: dict[str, Any]) -> 
     ``kebab-chunk run`` in the Beam engine venv (``run_job``: CPU per process tree, exact,
     and per role, sampled from /proc every 0.5 s) and its figures (``_figures``: steady =
     the N-document job minus a job over the first ``scale.STARTUP_DOCS`` documents on the
-    warm cluster; ``marginal``: a job over twice the documents minus the N-document job,
-    the per-document cost once both have warmed up). Each job runs :data:`JOB_RUNS` times,
-    the three interleaved, and the run with the median TaskManager CPU of each counts: one
-    job's TaskManager CPU moves by seconds with how many SDK workers and helpers Flink starts for it (7 or 8, 12 to 17) and
-    what the JIT compiles, which is the job's own cost, not outside load (so not the least,
-    as for the in-memory job); every run's figure is kept in ``taskmanager_cpu_s_all_runs``.
-    CPU ratios count the TaskManager tree (JVM, ``boot``, SDK worker, parse/chunk helper):
-    the launcher, the Beam job server and the JobManager are reported beside them.
+    warm cluster; ``marginal``: a job over twice the documents minus the N-document job, the
+    per-document cost once both have warmed up). Each job runs :data:`JOB_RUNS` times, the
+    three interleaved, and the run with the median TaskManager CPU of each counts: one job's
+    TaskManager CPU moves by seconds with how many SDK workers and helpers Flink starts for
+    it (7 or 8, 12 to 17) and what the JIT compiles, which is the job's own cost, not
+    outside load (so not the least, as for the in-memory job); every run's figure is kept in
+    ``taskmanager_cpu_s_all_runs``. CPU ratios count the TaskManager tree (JVM, ``boot``,
+    SDK worker, parse/chunk helper): the launcher, the Beam job server and the JobManager
+    are reported beside them.
     """
     from benchmarks import scale
     from tests.engines import provision
