@@ -25,7 +25,7 @@ other load. Every in-memory job is therefore also measured in CPU seconds: the l
 process's own (``time.process_time``: the runner and its in-process SDK worker) and its
 descendants' (the parse/chunk helper and the forkserver: from ``/proc`` before and after
 the job, each process's own CPU and its reaped children's, so a helper that ends in
-between is counted whole; ``_DescendantCpu``). The plain loop is
+between is counted whole; ``benchmarks/scale.py``'s ``TreeSampler``). The plain loop is
 measured in CPU seconds of its one process (best of 3). ``cpu`` gives both ratios: all CPU
 the job used over the loop's (the overhead in work), and the busier of worker and helper
 over the loop's (the critical path: what the wall-clock ratio is on an idle machine with a
@@ -59,12 +59,10 @@ import ctypes
 import logging
 import os
 import random
-import resource
 import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -74,6 +72,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchmarks.bench_markdown import save_history
 from benchmarks.corpus import markdown_document
+from benchmarks.scale import TreeSampler
 from benchmarks.timing import median_seconds
 from kebab_chunk.beam import ParseDocuments, ReadCorpus
 from kebab_chunk.beam.graph import run as run_job
@@ -193,28 +192,6 @@ LAST_CORES_BUSY: list[float | None] = [None]
 LAST_CPU: dict[str, float | None] = {"self": None, "descendants": None, "busiest_child": None}
 
 
-def _proc_cpu(pid: int) -> tuple[int, float, float] | None:
-    """``(parent pid, utime + stime, cutime + cstime)`` in seconds of a live process from
-    /proc, or None (the last: the CPU of the children it has reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    tick = os.sysconf("SC_CLK_TCK")
-    return (
-        int(fields[1]),
-        (int(fields[11]) + int(fields[12])) / tick,
-        (int(fields[13]) + int(fields[14])) / tick,
-    )
-
-
-def _reaped_cpu() -> float:
-    """CPU seconds of this process's children it has waited for."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _become_subreaper() -> None:
     """Have orphaned descendants handed to this process (Linux ``PR_SET_CHILD_SUBREAPER``).
 
@@ -225,90 +202,30 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-class _DescendantCpu:
-    """The CPU seconds of every descendant of this process during a job.
-
-    ``total`` is exact: at the start and at the end it adds, over the live descendants,
-    their own CPU and that of the children they reaped, plus what this process reaped; a
-    process that ends between the two passes its CPU to its parent's count when reaped (a
-    helper to its forkserver), so none is lost however short-lived. ``per_process``
-    samples each descendant's own CPU every ``interval`` s (a process that exits loses up
-    to ``interval`` of it there), for the busiest one. Linux only; elsewhere it reads 0.
-    """
-
-    def __init__(self, interval: float = 0.1) -> None:
-        self._interval = interval
-        self._seen: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._totals: list[float] = []
-
-    def _sample(self) -> float:
-        """Samples every descendant; returns the exact total so far (see the class)."""
-        me = os.getpid()
-        try:
-            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-        except OSError:
-            return 0.0
-        parents: dict[int, int] = {}
-        cpu: dict[int, tuple[float, float]] = {}
-        for pid in pids:
-            read = _proc_cpu(pid)
-            if read is not None:
-                parents[pid], *times = read
-                cpu[pid] = (times[0], times[1])
-        total = _reaped_cpu()
-        for pid, (used, reaped) in cpu.items():
-            ancestor, hops = parents.get(pid), 0
-            while ancestor not in (None, 0, 1, me) and hops < 16:
-                ancestor, hops = parents.get(ancestor), hops + 1
-            if ancestor == me and pid != me:
-                self._seen[pid] = max(used, self._seen.get(pid, 0.0))
-                total += used + reaped
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            self._sample()
-
-    def __enter__(self) -> _DescendantCpu:
-        _become_subreaper()
-        self._totals.append(self._sample())
-        self._base = dict(self._seen)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._totals.append(self._sample())
-
-    def total(self) -> float:
-        """CPU seconds all descendants used in between, exactly."""
-        return self._totals[-1] - self._totals[0]
-
-    def per_process(self) -> list[float]:
-        """CPU seconds each descendant used while sampled."""
-        return [used - self._base.get(pid, 0.0) for pid, used in self._seen.items()]
-
-
 def _job(root: Path, out: Path, beam_args: list[str], own: list[str] | None = None) -> float:
     fixed = ["--input", str(root), "--output", str(out), "--overwrite"]
     config, rest = parse_args([*fixed, *(own or []), *beam_args, *QUIET])
     busy = _busy_cpu_seconds()
     cpu_start = time.process_time()
     start = time.perf_counter()
-    with _DescendantCpu() as children:
+    _become_subreaper()
+    # This process's tree, exact (scale.TreeSampler); its own CPU comes from process_time.
+    tree = TreeSampler({"job": os.getpid()}, fresh=set(), interval=0.1)
+    tree.start()
+    try:
         run_job(config, rest)
+    finally:
+        tree.stop()
     seconds = time.perf_counter() - start
     own_cpu = time.process_time() - cpu_start
     after = _busy_cpu_seconds()
     LAST_CORES_BUSY[0] = None if busy is None or after is None else (after - busy) / seconds
-    per_child = children.per_process()
+    by_role = tree.cpu_s_by_role("job")
+    per_child = tree.per_process("job", exclude_root=True)
     LAST_CPU.update(
         {
             "self": own_cpu,
-            "descendants": children.total(),
+            "descendants": tree.cpu_s("job") - by_role.get("root", 0.0),
             "descendants_sampled": sum(per_child),
             "busiest_child": max(per_child, default=0.0),
         }

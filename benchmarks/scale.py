@@ -438,6 +438,14 @@ class TreeSampler:
             return last - first
         return self._sampled(name)
 
+    def per_process(self, name: str, *, exclude_root: bool = False) -> list[float]:
+        """Each process's own CPU seconds while sampled (the root's too unless excluded)."""
+        return [
+            p.cpu - p.cpu0
+            for p in self.procs[name].values()
+            if not (exclude_root and p.role == "root")
+        ]
+
     def cpu_s_by_role(self, name: str) -> dict[str, float]:
         out: dict[str, float] = {}
         for p in self.procs[name].values():
