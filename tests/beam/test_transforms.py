@@ -424,3 +424,25 @@ def test_manifest_accounting_does_not_close_when_a_document_goes_missing(tmp_pat
         "c.md": (),
         "d.md": (),
     }
+
+
+def test_read_corpus_groups_a_long_listing_and_reads_each_file_once(tmp_path: Path) -> None:
+    """Past its first entries a listing travels in groups (fewer elements to shuffle); each
+    file is still read exactly once, whatever group it travelled in."""
+    from kebab_chunk.beam.locations import resolve_corpora
+    from kebab_chunk.beam.read import _ENTRIES_PER_GROUP, _SINGLE_ENTRIES, _ListFn
+    from kebab_chunk.corpus import CorpusFilter
+
+    count = _SINGLE_ENTRIES + 2 * _ENTRIES_PER_GROUP + 5
+    for i in range(count):
+        (tmp_path / f"doc-{i:04d}.md").write_text(f"# Doc {i}\n\nBody {i}.\n", encoding="utf-8")
+    location = resolve_corpora([str(tmp_path)])
+    listing = _ListFn(location, CorpusFilter())
+    groups = [g for part in location.inputs for g in listing.process(part)]
+    assert [len(g) for g in groups] == [1] * _SINGLE_ENTRIES + [_ENTRIES_PER_GROUP] * 2 + [5]
+    with BeamTestPipeline() as p:
+        out = p | ReadCorpus(str(tmp_path))
+        assert_that(
+            out["documents"] | beam.Map(lambda d: d.source_uri),
+            equal_to([f"doc-{i:04d}.md" for i in range(count)]),
+        )
