@@ -569,15 +569,19 @@ def _direct(args: list[str], parallelism: int) -> Iterator[Setting]:
 
 
 @contextmanager
-def _flink(work: Path, beam_bin: Path, taskmanagers: int, tm_memory: str) -> Iterator[Setting]:
+def _flink(work: Path, beam_bin: Path, taskmanagers: int, tm_memory: str,
+           beam_on_classpath: bool = False) -> Iterator[Setting]:
+    """The cluster of tests/engines/flink.py; ``beam_on_classpath``: deployed as
+    docs/guide/runners.md recommends (Beam's jars on the class path, the environment cached
+    across a job's stages), else stock."""
     from tests.engines import provision
-    from tests.engines.flink import flink_cluster
+    from tests.engines.flink import ENVIRONMENT_CACHE_ARG, flink_cluster
 
     jar, dist, boot = (provision.flink_job_server_jar(), provision.flink_dist(),
                        provision.python_boot())
-    with flink_cluster(dist, work, beam_bin, taskmanagers=taskmanagers,
-                       tm_memory=tm_memory) as cluster:
-        args = [
+    with flink_cluster(dist, work, beam_bin, taskmanagers=taskmanagers, tm_memory=tm_memory,
+                       beam_jars=jar if beam_on_classpath else None) as cluster:
+        args = [*([ENVIRONMENT_CACHE_ARG] if beam_on_classpath else []),
             "--runner=FlinkRunner",
             f"--flink_job_server_jar={jar}",
             "--environment_type=PROCESS",
@@ -585,8 +589,9 @@ def _flink(work: Path, beam_bin: Path, taskmanagers: int, tm_memory: str) -> Ite
             f"--parallelism={taskmanagers}",
             f"--flink_master={cluster.master}",
         ]
+        deployed = ", Beam on the class path" if beam_on_classpath else ""
         yield Setting(
-            f"FlinkRunner, standalone cluster, {taskmanagers} TaskManager(s) x 1 slot",
+            f"FlinkRunner, standalone cluster{deployed}, {taskmanagers} TaskManager(s) x 1 slot",
             taskmanagers, args, {"RUN_PYTHON_SDK_IN_DEFAULT_ENVIRONMENT": "1"},
             {name: p.pid for name, p in cluster.procs.items()},
             lambda: cluster.records_per_taskmanager("Parse and chunk documents"),

@@ -5,6 +5,12 @@ tool (``BashJavaUtils``, what ``bin/taskmanager.sh`` runs), each daemon a separa
 its own log. TaskManagers have one slot each, so ``--parallelism=N`` must use all of them.
 SDK workers are started by the TaskManagers themselves (Beam's PROCESS environment, the
 ``boot`` program), with the Beam venv's ``bin`` first on their PATH.
+
+``beam_jars``: the cluster as docs/guide/runners.md recommends for Beam jobs, Beam's runner
+jars on every daemon's class path and loaded parent-first, so a job's stages share one SDK
+worker per TaskManager (with ``--environment_cache_millis``) and Beam's classes, with the
+code the JIT compiled for them, outlive a job. Without it, the stock cluster: Beam's
+classes come with each job and each stage starts its own SDK worker.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from tests.beam.runners import free_port
 from tests.engines.provision import EngineSetupError, require
 
 STARTUP_TIMEOUT_S = 90.0
+#: With ``beam_jars``: how long a job's SDK environment outlives the stage that used it last,
+#: so the next stage takes it over (docs/guide/runners.md). Longer than the gaps between a
+#: job's stages here; an idle worker holds only memory, for that long after the job.
+ENVIRONMENT_CACHE_ARG = "--environment_cache_millis=60000"
 #: JVM flags Flink 1.19's default configuration passes on Java 17.
 JAVA17_OPENS = [
     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
@@ -90,6 +100,18 @@ class FlinkCluster:
         }
 
 
+def runner_jars(job_server_jar: Path) -> list[Path]:
+    """The jars of Beam's Flink runner that a cluster's class path lacks: the job server's
+    dependencies (``lib/`` beside it, tests/engines/provision.py) without Flink's own
+    modules, which the cluster's ``lib/`` has in its own version, and slf4j, whose API
+    Flink's ``lib/`` has and whose simple binding would take over Flink's logging."""
+    return sorted(
+        j
+        for j in (job_server_jar.parent / "lib").glob("*.jar")
+        if not j.name.startswith(("flink-", "slf4j-"))
+    )
+
+
 def _jvm_params(lib: Path, conf: Path, which: str) -> tuple[list[str], list[str]]:
     """(JVM flags, -D dynamic properties) Flink's own sizing tool derives from the config."""
     out = subprocess.run(
@@ -121,8 +143,10 @@ def flink_cluster(
     beam_bin: Path,
     taskmanagers: int = 2,
     tm_memory: str = "2048m",
+    beam_jars: Path | None = None,
 ) -> Iterator[FlinkCluster]:
-    """Start the cluster; yields it once every TaskManager has registered."""
+    """Start the cluster; yields it once every TaskManager has registered. ``beam_jars``: the
+    Flink job server jar whose runner jars go on the class path (see the module docstring)."""
     require("java")
     conf, logs = workdir / "conf", workdir / "log"
     conf.mkdir(parents=True, exist_ok=True)
@@ -149,12 +173,17 @@ def flink_cluster(
                 "taskmanager.memory.task.off-heap.size: 384m",
                 f"parallelism.default: {taskmanagers}",
                 f"io.tmp.dirs: {workdir / 'tmp'}",
+                # Beam's classes from the class path: no job's own copy shadows them.
+                *(["classloader.resolve-order: parent-first"] if beam_jars else []),
                 "",
             ]
         )
     )
     (conf / "log4j.properties").write_text(_LOG4J)
     lib = dist / "lib"
+    classpath = os.pathsep.join(
+        [f"{lib}/*", *(str(j) for j in (runner_jars(beam_jars) if beam_jars else []))]
+    )
     env = dict(os.environ)
     # SDK workers: Beam's boot runs `python` from PATH, in that venv (no per-job venv).
     env["PATH"] = os.pathsep.join([str(beam_bin), env.get("PATH", "")])
@@ -189,7 +218,7 @@ def flink_cluster(
                 f"-Dlog.file={logs / name}.log",
                 f"-Dlog4j.configurationFile=file:{conf / 'log4j.properties'}",
                 "-cp",
-                f"{lib}/*",
+                classpath,
                 main,
                 "--configDir",
                 str(conf),
