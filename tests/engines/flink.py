@@ -36,6 +36,8 @@ STARTUP_TIMEOUT_S = 90.0
 #: so the next stage takes it over (docs/guide/runners.md). Longer than the gaps between a
 #: job's stages here; an idle worker holds only memory, for that long after the job.
 ENVIRONMENT_CACHE_ARG = "--environment_cache_millis=60000"
+#: What Beam's Python SDK worker logs as it starts (apache_beam/runners/worker/sdk_worker_main).
+SDK_WORKER_STARTED = "Python sdk harness starting."
 #: JVM flags Flink 1.19's default configuration passes on Java 17.
 JAVA17_OPENS = [
     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
@@ -82,6 +84,14 @@ class FlinkCluster:
         url = f"http://localhost:{self.rest_port}{path}"
         with urllib.request.urlopen(url, timeout=10) as resp:
             return json.load(resp)
+
+    def sdk_workers_started(self) -> int:
+        """SDK workers the TaskManagers have started so far: each logs its start once, and
+        Beam forwards the line to the TaskManager's log."""
+        return sum(
+            log.read_text(errors="replace").count(SDK_WORKER_STARTED)
+            for log in self.logs.glob("tm-*.log")
+        )
 
     def taskmanager_ids(self) -> list[str]:
         return sorted(tm["id"] for tm in self.rest("/taskmanagers")["taskmanagers"])

@@ -24,7 +24,7 @@ import pytest
 from kebab_chunk.output.reader import read_chunks, read_errors
 from tests.engines import provision
 from tests.engines.conftest import Mixed, Output, assert_same_output, kebab_run
-from tests.engines.flink import flink_cluster
+from tests.engines.flink import ENVIRONMENT_CACHE_ARG, flink_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -43,6 +43,10 @@ class FlinkRuns:
     records_per_taskmanager: dict[str, int]
     taskmanagers: list[str]
     mixed: Mixed
+    stock_workers_per_job: int
+    deployed_v1: Output
+    deployed_update_v2: Output
+    deployed_workers_per_job: list[int]
 
 
 def _edited_copy(mixed: Mixed, dest: Path) -> Path:
@@ -80,6 +84,7 @@ def runs(
     with flink_cluster(dist, base / "cluster", beam262_bin, taskmanagers=2) as cluster:
         on_cluster = [*portable, f"--flink_master={cluster.master}"]
         cluster_v1 = kebab_run(beam262_bin, mixed_corpus.root, base / "cluster-v1", *on_cluster)
+        stock_workers = cluster.sdk_workers_started()
         records = cluster.records_per_taskmanager("Parse and chunk documents")
         incr = kebab_run(
             beam262_bin, v2, base / "cluster-incr-v2", *on_cluster, f"--previous={cluster_v1.path}"
@@ -87,6 +92,18 @@ def runs(
         shutil.copytree(cluster_v1.path, base / "cluster-update")
         update = kebab_run(beam262_bin, v2, base / "cluster-update", *on_cluster, "--update")
         taskmanagers = cluster.taskmanager_ids()
+    # The deployment docs/guide/runners.md recommends: Beam's jars on the class path.
+    with flink_cluster(
+        dist, base / "deployed", beam262_bin, taskmanagers=2, beam_jars=jar
+    ) as deployed:
+        on_deployed = [*portable, ENVIRONMENT_CACHE_ARG, f"--flink_master={deployed.master}"]
+        deployed_v1 = kebab_run(beam262_bin, mixed_corpus.root, base / "deployed-v1", *on_deployed)
+        deployed_workers = [deployed.sdk_workers_started()]
+        shutil.copytree(deployed_v1.path, base / "deployed-update")
+        deployed_update = kebab_run(
+            beam262_bin, v2, base / "deployed-update", *on_deployed, "--update"
+        )
+        deployed_workers.append(deployed.sdk_workers_started() - deployed_workers[0])
     embedded = kebab_run(
         beam262_bin,
         mixed_corpus.root,
@@ -106,6 +123,10 @@ def runs(
         records,
         taskmanagers,
         mixed_corpus,
+        stock_workers,
+        deployed_v1,
+        deployed_update,
+        deployed_workers,
     )
     shutil.rmtree(base, ignore_errors=True)
 
@@ -166,6 +187,30 @@ def test_an_update_on_the_cluster_reads_as_a_full_run(runs: FlinkRuns) -> None:
     decisions = update.manifest["incremental"]["documents"]
     assert decisions["reused"] > 10 and decisions["rechunked"] >= 1
     assert decisions["new"] >= 1 and decisions["deleted"] == 1
+
+
+def test_a_cluster_with_beam_on_its_class_path_writes_the_same_output(runs: FlinkRuns) -> None:
+    """The recommended deployment (one SDK worker per TaskManager for all of a job's
+    stages): the same files as the DirectRunner, and an update that reads as a full run."""
+    assert_same_output(runs.deployed_v1, runs.direct_v1)
+    update, full = runs.deployed_update_v2, runs.direct_v2
+    assert update.manifest["snapshot"]["id"] == 2
+    for read in (read_chunks, read_errors):
+        got = read(str(update.path)).sort_by([("source_uri", "ascending")])
+        want = read(str(full.path)).sort_by([("source_uri", "ascending")])
+        assert sorted(got.to_pylist(), key=repr) == sorted(want.to_pylist(), key=repr)
+    assert (
+        update.deterministic_manifest()["accounting"] == full.deterministic_manifest()["accounting"]
+    )
+
+
+def test_a_cluster_with_beam_on_its_class_path_starts_one_sdk_worker_per_job_and_slot(
+    runs: FlinkRuns,
+) -> None:
+    """What the deployment is for: each TaskManager serves all of a job's stages from one
+    SDK worker, where the stock cluster starts one per stage (docs/guide/runners.md)."""
+    assert runs.deployed_workers_per_job == [2, 2]
+    assert runs.stock_workers_per_job > 2 * 3
 
 
 def test_embedded_mini_cluster_is_byte_identical_to_the_direct_runner(runs: FlinkRuns) -> None:
