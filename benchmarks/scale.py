@@ -581,7 +581,8 @@ def _flink(work: Path, beam_bin: Path, taskmanagers: int, tm_memory: str,
                        provision.python_boot())
     with flink_cluster(dist, work, beam_bin, taskmanagers=taskmanagers, tm_memory=tm_memory,
                        beam_jars=jar if beam_on_classpath else None) as cluster:
-        args = [*([ENVIRONMENT_CACHE_ARG] if beam_on_classpath else []),
+        args = [
+            *([ENVIRONMENT_CACHE_ARG] if beam_on_classpath else []),
             "--runner=FlinkRunner",
             f"--flink_job_server_jar={jar}",
             "--environment_type=PROCESS",
